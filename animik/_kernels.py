@@ -1,0 +1,193 @@
+"""Numba kernels for forward kinematics and site Jacobians (the hot path).
+
+Kept apart from :mod:`animik.kinematics` (the public, validated API) so the kernels take only
+plain arrays. All kernels loop over a leading batch dimension ``B``.
+"""
+
+from __future__ import annotations
+
+import numba as nb
+import numpy as np
+
+_JIT = dict(cache=True, nogil=True)
+
+
+@nb.njit(**_JIT)
+def _rot_mul(R, axis, angle, out):
+    """out = R @ rot(axis, angle)  (Rodrigues), all 3x3, axis a unit 3-vector."""
+    c = np.cos(angle)
+    s = np.sin(angle)
+    t = 1.0 - c
+    x, y, z = axis[0], axis[1], axis[2]
+    m00 = t * x * x + c
+    m01 = t * x * y - s * z
+    m02 = t * x * z + s * y
+    m10 = t * x * y + s * z
+    m11 = t * y * y + c
+    m12 = t * y * z - s * x
+    m20 = t * x * z - s * y
+    m21 = t * y * z + s * x
+    m22 = t * z * z + c
+    for i in range(3):
+        a0, a1, a2 = R[i, 0], R[i, 1], R[i, 2]
+        out[i, 0] = a0 * m00 + a1 * m10 + a2 * m20
+        out[i, 1] = a0 * m01 + a1 * m11 + a2 * m21
+        out[i, 2] = a0 * m02 + a1 * m12 + a2 * m22
+
+
+@nb.njit(**_JIT)
+def fk_one(q, parents, offsets, rest_rots, dof_start, dof_type, dof_axis, Rw, pw, wax, wpt):
+    """FK of one pose.
+
+    Fills world rotations ``Rw (J,3,3)``, positions ``pw (J,3)``, and per DoF its world axis
+    ``wax (n,3)`` and the world point it acts at ``wpt (n,3)`` (needed by the Jacobian).
+    """
+    J = parents.shape[0]
+    R = np.empty((3, 3))
+    tmp = np.empty((3, 3))
+    t = np.empty(3)
+    for j in range(J):
+        p = parents[j]
+        o = offsets[j]
+        rr = rest_rots[j]
+        if p < 0:
+            for a in range(3):
+                t[a] = o[a]
+                for b in range(3):
+                    R[a, b] = rr[a, b]
+        else:
+            Rp = Rw[p]
+            for a in range(3):
+                t[a] = pw[p, a] + Rp[a, 0] * o[0] + Rp[a, 1] * o[1] + Rp[a, 2] * o[2]
+                for b in range(3):
+                    R[a, b] = Rp[a, 0] * rr[0, b] + Rp[a, 1] * rr[1, b] + Rp[a, 2] * rr[2, b]
+        for k in range(dof_start[j], dof_start[j + 1]):
+            ax = dof_axis[k]
+            w0 = R[0, 0] * ax[0] + R[0, 1] * ax[1] + R[0, 2] * ax[2]
+            w1 = R[1, 0] * ax[0] + R[1, 1] * ax[1] + R[1, 2] * ax[2]
+            w2 = R[2, 0] * ax[0] + R[2, 1] * ax[1] + R[2, 2] * ax[2]
+            wax[k, 0] = w0
+            wax[k, 1] = w1
+            wax[k, 2] = w2
+            if dof_type[k] == 0:
+                wpt[k, 0] = t[0]
+                wpt[k, 1] = t[1]
+                wpt[k, 2] = t[2]
+                _rot_mul(R, ax, q[k], tmp)
+                for a in range(3):
+                    for b in range(3):
+                        R[a, b] = tmp[a, b]
+            else:
+                t[0] += w0 * q[k]
+                t[1] += w1 * q[k]
+                t[2] += w2 * q[k]
+                wpt[k, 0] = t[0]
+                wpt[k, 1] = t[1]
+                wpt[k, 2] = t[2]
+        for a in range(3):
+            pw[j, a] = t[a]
+            for b in range(3):
+                Rw[j, a, b] = R[a, b]
+
+
+@nb.njit(**_JIT)
+def sites_one(Rw, pw, site_joint, site_off, site_rot, sel, sR, sp):
+    """World pose of the selected sites ``sel`` into ``sR (k,3,3)``, ``sp (k,3)``."""
+    for i in range(sel.shape[0]):
+        s = sel[i]
+        j = site_joint[s]
+        R = Rw[j]
+        o = site_off[s]
+        rr = site_rot[s]
+        for a in range(3):
+            sp[i, a] = pw[j, a] + R[a, 0] * o[0] + R[a, 1] * o[1] + R[a, 2] * o[2]
+            for b in range(3):
+                sR[i, a, b] = R[a, 0] * rr[0, b] + R[a, 1] * rr[1, b] + R[a, 2] * rr[2, b]
+
+
+@nb.njit(**_JIT)
+def jac_one(sp, sel, site_dof_mask, dof_type, wax, wpt, rows, out):
+    """Geometric Jacobians (seed C) of the selected sites, stacked.
+
+    ``rows == 6``: per site 3 linear then 3 angular rows; ``rows == 3``: linear rows only.
+    ``out`` has shape ``(rows * k, n)``. Column of a revolute DoF: ``[w x (p_site - p_dof); w]``;
+    of a prismatic DoF: ``[w; 0]``; zero for DoFs that do not move the site.
+    """
+    n = dof_type.shape[0]
+    for i in range(sel.shape[0]):
+        s = sel[i]
+        r0 = rows * i
+        px, py, pz = sp[i, 0], sp[i, 1], sp[i, 2]
+        mask = site_dof_mask[s]
+        for k in range(n):
+            if not mask[k]:
+                for r in range(rows):
+                    out[r0 + r, k] = 0.0
+                continue
+            w0, w1, w2 = wax[k, 0], wax[k, 1], wax[k, 2]
+            if dof_type[k] == 0:
+                dx = px - wpt[k, 0]
+                dy = py - wpt[k, 1]
+                dz = pz - wpt[k, 2]
+                out[r0, k] = w1 * dz - w2 * dy
+                out[r0 + 1, k] = w2 * dx - w0 * dz
+                out[r0 + 2, k] = w0 * dy - w1 * dx
+                if rows == 6:
+                    out[r0 + 3, k] = w0
+                    out[r0 + 4, k] = w1
+                    out[r0 + 5, k] = w2
+            else:
+                out[r0, k] = w0
+                out[r0 + 1, k] = w1
+                out[r0 + 2, k] = w2
+                if rows == 6:
+                    out[r0 + 3, k] = 0.0
+                    out[r0 + 4, k] = 0.0
+                    out[r0 + 5, k] = 0.0
+
+
+@nb.njit(**_JIT)
+def fk_sites_jac_one(q, parents, offsets, rest_rots, dof_start, dof_type, dof_axis,
+                     site_joint, site_off, site_rot, sel, site_dof_mask, rows,
+                     Rw, pw, wax, wpt, sR, sp, jac):
+    """FK + site poses + stacked Jacobian in one call (the IK inner loop)."""
+    fk_one(q, parents, offsets, rest_rots, dof_start, dof_type, dof_axis, Rw, pw, wax, wpt)
+    sites_one(Rw, pw, site_joint, site_off, site_rot, sel, sR, sp)
+    if rows > 0:
+        jac_one(sp, sel, site_dof_mask, dof_type, wax, wpt, rows, jac)
+
+
+@nb.njit(**_JIT)
+def fk_batch(q, parents, offsets, rest_rots, dof_start, dof_type, dof_axis,
+             site_joint, site_off, site_rot, sel, Rw, pw, sR, sp):
+    """Batched FK: ``q (B, n)`` -> ``Rw (B,J,3,3)``, ``pw (B,J,3)``, ``sR (B,k,3,3)``, ``sp (B,k,3)``.
+
+    Serial on purpose: numba's parallel loops cost milliseconds of thread start-up on small
+    batches (measured), and callers that want cores split the batch across processes.
+    """
+    n = q.shape[1]
+    wax = np.empty((n, 3))
+    wpt = np.empty((n, 3))
+    for b in range(q.shape[0]):
+        fk_one(q[b], parents, offsets, rest_rots, dof_start, dof_type, dof_axis,
+               Rw[b], pw[b], wax, wpt)
+        sites_one(Rw[b], pw[b], site_joint, site_off, site_rot, sel, sR[b], sp[b])
+
+
+@nb.njit(**_JIT)
+def jac_batch(q, parents, offsets, rest_rots, dof_start, dof_type, dof_axis,
+              site_joint, site_off, site_rot, sel, site_dof_mask, rows, sp, jac):
+    """Batched stacked Jacobians: ``q (B, n)`` -> ``jac (B, rows*k, n)``, site positions ``sp``."""
+    n = q.shape[1]
+    J = parents.shape[0]
+    k = sel.shape[0]
+    Rw = np.empty((J, 3, 3))
+    pw = np.empty((J, 3))
+    wax = np.empty((n, 3))
+    wpt = np.empty((n, 3))
+    sR = np.empty((k, 3, 3))
+    for b in range(q.shape[0]):
+        fk_one(q[b], parents, offsets, rest_rots, dof_start, dof_type, dof_axis,
+               Rw, pw, wax, wpt)
+        sites_one(Rw, pw, site_joint, site_off, site_rot, sel, sR, sp[b])
+        jac_one(sp[b], sel, site_dof_mask, dof_type, wax, wpt, rows, jac[b])

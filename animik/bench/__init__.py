@@ -1,0 +1,1 @@
+"""Benchmarks run by ``animik bench ...``. They print tables; no pass/fail thresholds."""

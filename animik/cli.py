@@ -1,0 +1,279 @@
+"""The ``animik`` command.
+
+Exit codes: 0 success; 1 unexpected internal error (a bug: please report it); 2 bad usage
+(unknown option, missing argument); 3 bad input data (malformed or unsupported file, unknown
+rig or name); 4 operating-system error (file not found, permission denied, disk full).
+"""
+
+from __future__ import annotations
+
+import argparse
+import importlib
+import sys
+from collections.abc import Sequence
+from pathlib import Path
+
+import numpy as np
+
+from .errors import AnimikError
+
+EXIT_OK, EXIT_BUG, EXIT_USAGE, EXIT_DATA, EXIT_OS = 0, 1, 2, 3, 4
+
+# Plug-in command modules. Each defines ``add_parser(subparsers)`` that registers its parser and
+# sets ``func=run`` with ``parser.set_defaults(func=...)``; ``run(args) -> int`` imports what it
+# needs lazily (``animik --help`` must stay fast and GL-free).
+_COMMAND_MODULES: list[str] = []
+_BENCH_MODULES: list[str] = []
+
+_EPILOG = """\
+exit codes:
+  0  success
+  1  internal error (a bug: please report it with the command you ran)
+  2  bad usage (unknown option, missing argument)
+  3  bad input data (malformed or unsupported file, unknown rig, joint or site name)
+  4  operating-system error (file not found, permission denied, disk full)
+
+examples:
+  animik rigs                          list the built-in rigs
+  animik info walk.bvh                 summarise a BVH file
+  animik convert walk.bvh walk.urdf    export the BVH skeleton as URDF
+  animik convert body95 body95.xml     export a built-in rig as MuJoCo MJCF
+  animik bench kinematics              time FK + Jacobians (add --no-peers to skip peers)
+"""
+
+
+def build_parser() -> argparse.ArgumentParser:
+    p = argparse.ArgumentParser(
+        prog="animik",
+        description="Pose and animate articulated characters with feedback inverse kinematics.",
+        epilog=_EPILOG,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    from . import __version__
+
+    p.add_argument("--version", action="version", version=f"animik {__version__}")
+    sub = p.add_subparsers(dest="command", metavar="COMMAND")
+
+    sp = sub.add_parser("rigs", help="list the built-in rigs with joint, DoF and site counts",
+                        description="List the built-in rigs (load them by name anywhere a rig "
+                                    "is expected).")
+    sp.add_argument("--verbose", "-v", action="store_true", help="also list DoF and site names")
+
+    sp = sub.add_parser("info", help="summarise a BVH file, rig file or built-in rig",
+                        description="Print a summary of a BVH file (joints, channels, frames, "
+                                    "frame rate, units, size) or of a rig.")
+    sp.add_argument("file", help="a .bvh or rig .toml file, or a built-in rig name")
+
+    sp = sub.add_parser(
+        "convert", help="convert between formats by file extension",
+        description="Convert by extension. Inputs: .bvh (a motion), .toml rig file or built-in "
+                    "rig name. Outputs: .bvh, .urdf, .xml / .mjcf (MuJoCo), .toml (rig file). "
+                    "A rig written to .bvh becomes a one-frame motion in its rest pose. Files are "
+                    "written atomically: a failed conversion leaves no partial output.")
+    sp.add_argument("input")
+    sp.add_argument("output")
+    sp.add_argument("--unit", default=None,
+                    help="BVH output unit: m, cm, mm, inch, cmu or metres per unit (default: "
+                         "the input file's unit, else cm)")
+
+    sp = sub.add_parser("bench", help="run a benchmark and print its table",
+                        description="Benchmarks print tables of timings; they never fail on "
+                                    "speed.")
+    bsub = sp.add_subparsers(dest="bench", metavar="BENCH", required=True)
+    for mod in _BENCH_MODULES:
+        importlib.import_module(mod).add_parser(bsub)
+    for mod in _COMMAND_MODULES:
+        importlib.import_module(mod).add_parser(sub)
+    bk = bsub.add_parser("kinematics", help="FK + site Jacobians, and batched FK",
+                         description="One-pose FK + all site Jacobians (us) and batched FK "
+                                     "(poses/s); with pinocchio and MuJoCo, if installed, on our "
+                                     "exported URDF/MJCF in the same process.")
+    bk.add_argument("--rig", default="body95")
+    bk.add_argument("--batch", type=int, default=10_000, help="poses in the batched FK")
+    bk.add_argument("--no-peers", action="store_true", help="skip pinocchio and MuJoCo")
+    return p
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    if args.command is None:
+        parser.print_help()
+        return EXIT_OK
+    try:
+        func = getattr(args, "func", None) or _COMMANDS[args.command]
+        return func(args)
+    except AnimikError as e:
+        print(f"animik {args.command}: error: {e}", file=sys.stderr)
+        return EXIT_DATA
+    except OSError as e:
+        print(f"animik {args.command}: error: {e}", file=sys.stderr)
+        return EXIT_OS
+    except KeyboardInterrupt:
+        print("interrupted", file=sys.stderr)
+        return 130
+
+
+def _cmd_rigs(args) -> int:
+    from ._table import format_table
+    from .kinematics import forward_kinematics
+    from .rigs import list_rigs, load_rig
+
+    rows = []
+    for name in list_rigs():
+        s = load_rig(name)
+        fk = forward_kinematics(s, s.rest_q)
+        z = np.concatenate([fk.joint_positions[:, 2], fk.site_positions[:, 2]])
+        height = float(s.meta.get("height", np.ptp(z)))
+        desc = str(s.meta.get("description", "")).split(":")[0]
+        rows.append((name, s.n_joints, s.n_dof, s.n_sites, round(s.total_mass, 1),
+                     round(height, 3), desc[:60]))
+    print(format_table(["rig", "joints", "DoF", "sites", "mass kg", "height m", "description"],
+                       rows))
+    if args.verbose:
+        for name in list_rigs():
+            s = load_rig(name)
+            print(f"\n{name}: DoF {', '.join(s.dof_names)}\n  sites {', '.join(s.site_names)}")
+    return EXIT_OK
+
+
+def _load_any(spec: str):
+    """A Motion for .bvh, else a Skeleton (rig name or rig file)."""
+    if spec.lower().endswith(".bvh"):
+        from .io.bvh import read_bvh
+
+        return read_bvh(spec)
+    from .rigs import load_rig
+
+    return load_rig(spec)
+
+
+def _cmd_info(args) -> int:
+    from ._table import format_table
+    from .kinematics import joint_positions
+    from .motion import Motion
+
+    obj = _load_any(args.file)
+    motion = obj if isinstance(obj, Motion) else None
+    skel = motion.skeleton if motion else obj
+    kinds = {}
+    for k in range(skel.n_dof):
+        j = skel.joint_names[skel.dof_joint[k]]
+        kinds.setdefault(j, []).append(skel.dof_names[k].rsplit("_", 1)[-1])
+    layouts: dict[str, int] = {}
+    for chans in kinds.values():
+        key = " ".join(chans)
+        layouts[key] = layouts.get(key, 0) + 1
+    q0 = motion.q[0] if motion is not None and motion.n_frames else skel.rest_q
+    pos = joint_positions(skel, q0)
+    rows = [
+        ("skeleton", skel.name),
+        ("joints", skel.n_joints),
+        ("root", skel.joint_names[0]),
+        ("DoF (channels)", skel.n_dof),
+        ("sites", f"{skel.n_sites} ({', '.join(skel.site_names[:6])}"
+                  f"{', ...' if skel.n_sites > 6 else ''})"),
+        ("DoF layouts", "; ".join(f"{n}x[{k}]" for k, n in layouts.items()) or "-"),
+        ("height (frame 0)", f"{pos[:, 2].max() - pos[:, 2].min():.3f} m"),
+        ("mass", f"{skel.total_mass:.2f} kg ({skel.meta.get('mass_source', 'given')})"),
+    ]
+    if motion is not None:
+        unit = motion.meta.get("bvh_unit", "?")
+        scale = motion.meta.get("bvh_unit_scale", float("nan"))
+        root = joint_positions(skel, motion.q)[:, 0]
+        rows += [
+            ("frames", motion.n_frames),
+            ("frame rate", f"{motion.fps:.6g} fps (frame time {motion.frame_time:.7g} s)"),
+            ("duration", f"{motion.duration:.3f} s"),
+            ("file unit", f"{unit} ({scale:.6g} m per unit)"),
+            ("root travel", "x [{:.2f}, {:.2f}] y [{:.2f}, {:.2f}] z [{:.2f}, {:.2f}] m".format(
+                *[v for a in range(3) for v in (root[:, a].min(), root[:, a].max())])),
+        ]
+    print(format_table(["field", "value"], rows, title=str(Path(args.file))))
+    return EXIT_OK
+
+
+def _cmd_convert(args) -> int:
+    from .motion import Motion
+
+    out = args.output
+    ext = Path(out).suffix.lower()
+    if ext not in (".bvh", ".urdf", ".xml", ".mjcf", ".toml"):
+        print(f"animik convert: error: unknown output extension {ext!r} "
+              "(expected .bvh, .urdf, .xml, .mjcf or .toml)", file=sys.stderr)
+        return EXIT_USAGE
+    obj = _load_any(args.input)
+    motion = obj if isinstance(obj, Motion) else None
+    skel = motion.skeleton if motion else obj
+    if ext == ".bvh":
+        from .io.bvh import write_bvh
+
+        if motion is None:
+            motion = Motion(skel, skel.rest_q[None, :], fps=30.0)
+        write_bvh(motion, out, unit_scale=_unit_scale(args.unit))
+    elif ext == ".urdf":
+        from .io.urdf import write_urdf
+
+        write_urdf(skel, out)
+    elif ext in (".xml", ".mjcf"):
+        from .io.mjcf import write_mjcf
+
+        write_mjcf(skel, out)
+    else:
+        from .io.rigfile import write_rig
+
+        write_rig(skel, out)
+    print(f"wrote {out}")
+    return EXIT_OK
+
+
+_UNITS = {"m": 1.0, "cm": 0.01, "mm": 0.001, "inch": 0.0254, "in": 0.0254, "cmu": 0.0254 / 0.45}
+
+
+def _unit_scale(unit: str | None) -> float | None:
+    if unit is None:
+        return None
+    if unit in _UNITS:
+        return _UNITS[unit]
+    try:
+        v = float(unit)
+    except ValueError:
+        raise AnimikError(f"--unit must be one of {sorted(_UNITS)} or a number, got {unit!r}") from None
+    if not v > 0:
+        raise AnimikError(f"--unit must be positive, got {unit!r}")
+    return v
+
+
+def _cmd_bench(args) -> int:
+    from ._table import format_table
+
+    if args.bench == "kinematics":
+        from .bench.kinematics import run
+
+        if args.batch < 1:
+            raise AnimikError(f"--batch must be at least 1, got {args.batch}")
+        rows = run(rig=args.rig, batch=args.batch, peers=not args.no_peers)
+        # animik time / peer time for the same task (below 1: animik is faster).
+        ours_us = next(r[2] for r in rows if r[0].startswith("animik Kinematics"))
+        ours_rate = next(r[2] for r in rows if r[0].startswith("animik") and r[3] == "poses/s")
+        table = []
+        for impl, task, value, unit, note in rows:
+            ratio = ""
+            if not impl.startswith("animik") and value == value:
+                ratio = f"{ours_us / value:.2f}" if unit == "us" else f"{value / ours_rate:.2f}"
+            table.append((impl, task, value, unit, ratio, note))
+        import platform
+
+        print(format_table(
+            ["implementation", "task", "value", "unit", "animik time / peer", "note"], table,
+            title=f"animik bench kinematics: rig {args.rig} ({platform.processor() or platform.machine()}, "
+                  f"Python {platform.python_version()})"))
+        return EXIT_OK
+    raise AssertionError(args.bench)
+
+
+_COMMANDS = {"rigs": _cmd_rigs, "info": _cmd_info, "convert": _cmd_convert, "bench": _cmd_bench}
+
+
+if __name__ == "__main__":
+    sys.exit(main())

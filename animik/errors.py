@@ -1,0 +1,61 @@
+"""Exception hierarchy of animik.
+
+Every error raised on bad user input derives from :class:`AnimikError`, so callers can catch one
+type. Messages name the argument, what was expected and what was received.
+"""
+
+from __future__ import annotations
+
+
+class AnimikError(Exception):
+    """Base class of every animik error."""
+
+
+class SkeletonError(AnimikError, ValueError):
+    """An inconsistent skeleton definition (bad parent order, duplicate names, bad limits...)."""
+
+
+class ShapeError(AnimikError, ValueError):
+    """An array argument has the wrong shape, dtype or non-finite values."""
+
+
+class UnknownNameError(AnimikError, KeyError):
+    """A joint, DoF, site or rig name that does not exist. The message lists valid names."""
+
+    def __str__(self) -> str:  # KeyError quotes its message; we want it plain.
+        return str(self.args[0]) if self.args else ""
+
+
+class RigNotFoundError(UnknownNameError):
+    """``load_rig`` got a name that is neither a built-in rig nor an existing file."""
+
+
+class FileFormatError(AnimikError, ValueError):
+    """A file could not be read or written in the requested format."""
+
+
+class BVHParseError(FileFormatError):
+    """A malformed BVH file.
+
+    Attributes:
+        line: 1-based line number where the problem was found (``None`` if not applicable).
+        path: the file, when known.
+    """
+
+    def __init__(self, message: str, line: int | None = None, path: str | None = None):
+        self.line = line
+        self.path = path
+        where = ""
+        if path is not None:
+            where += f"{path}"
+        if line is not None:
+            where += f"{':' if where else 'line '}{line}"
+        super().__init__(f"{where}: {message}" if where else message)
+
+
+def names_hint(names, limit: int = 12) -> str:
+    """Format a list of valid names for an error message."""
+    names = list(names)
+    shown = ", ".join(repr(n) for n in names[:limit])
+    more = f", ... ({len(names) - limit} more)" if len(names) > limit else ""
+    return f"[{shown}{more}]"

@@ -1,0 +1,40 @@
+#!/usr/bin/env bash
+# Set up animik on a fresh Debian/Ubuntu machine: the Debian packages for OpenGL (headless EGL
+# and a virtual X screen for the end-to-end GUI tests), then a virtual environment in .venv with
+# animik installed in editable mode plus the test/benchmark extras.
+# Idempotent and quick when nothing changed. Used by scripts/run.sh and scripts/test.sh.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+DEB_PACKAGES=(python3-venv libegl1 libegl-mesa0 libgl1 libgl1-mesa-dri libglib2.0-0
+              xvfb xauth xdotool imagemagick libxrandr2 libxinerama1 libxrender1 libxi6
+              libxcursor1 libxkbcommon0)
+
+missing=()
+if command -v dpkg-query >/dev/null 2>&1; then
+  for p in "${DEB_PACKAGES[@]}"; do
+    dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "ok installed" || missing+=("$p")
+  done
+fi
+if ((${#missing[@]})); then
+  echo "setup: installing Debian packages: ${missing[*]}"
+  SUDO=""
+  [ "$(id -u)" -ne 0 ] && command -v sudo >/dev/null 2>&1 && SUDO="sudo"
+  export DEBIAN_FRONTEND=noninteractive
+  $SUDO apt-get update -qq
+  $SUDO apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
+fi
+
+PY=${PYTHON:-python3}
+if [ ! -x .venv/bin/python ]; then
+  echo "setup: creating .venv with $($PY --version)"
+  $PY -m venv .venv
+fi
+stamp=.venv/.animik-setup
+want=$(cat pyproject.toml | sha1sum | cut -d' ' -f1)
+if [ ! -f "$stamp" ] || [ "$(cat "$stamp")" != "$want" ]; then
+  echo "setup: installing Python packages into .venv (first run takes a few minutes)"
+  .venv/bin/python -m pip install -q --upgrade pip
+  .venv/bin/python -m pip install -q -e ".[test]"
+  echo "$want" > "$stamp"
+fi

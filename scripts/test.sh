@@ -1,0 +1,7 @@
+#!/usr/bin/env bash
+# Set up (see setup.sh) and run the whole test suite. Extra arguments go to pytest.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+bash scripts/setup.sh
+.venv/bin/python -m ruff check animik tests scripts
+exec .venv/bin/python -m pytest -q "$@"

@@ -1,0 +1,68 @@
+"""Shared test helpers: random skeletons that exercise every feature of the model."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from animik.rotations import rotvec_to_matrix
+from animik.skeleton import Dof, Joint, Site, Skeleton
+
+SHARED_BVH = Path(__file__).resolve().parents[1].parent / "shared" / "data" / "bvh"
+
+
+def shared_bvh_files() -> list[Path]:
+    """Every BVH file of ../shared/data/bvh (empty when ../shared is absent)."""
+    return sorted(SHARED_BVH.glob("*/*.bvh")) if SHARED_BVH.is_dir() else []
+
+
+needs_shared = pytest.mark.skipif(
+    not SHARED_BVH.is_dir(), reason="../shared/data/bvh not present (developer data set)"
+)
+
+
+def random_skeleton(
+    rng: np.random.Generator, n_joints: int = 12, n_sites: int = 4, general_axes: bool = True,
+    rest_rotations: bool = True, translations: bool = True, name: str = "random",
+) -> Skeleton:
+    """A random tree: random parents, offsets, DoF kinds (principal and general axes, rotations
+    and translations, floating root), rest rotations, limits, and sites with rotations."""
+    joints = []
+    for j in range(n_joints):
+        parent = None if j == 0 else f"j{int(rng.integers(0, j))}"
+        dofs = []
+        if j == 0 and translations:
+            dofs += [Dof(f"j0_t{a}", f"t{a}") for a in "xyz"]
+        n_d = int(rng.integers(0 if j else 1, 4))
+        for d in range(n_d):
+            if general_axes and rng.random() < 0.3:
+                ax = rng.normal(size=3)
+                kind = "t" if (translations and rng.random() < 0.1) else "r"
+                dofs.append(Dof(f"j{j}_d{d}", kind, -1.5, 1.5, axis=tuple(ax / np.linalg.norm(ax))))
+            else:
+                kind = ("t" if (translations and rng.random() < 0.1) else "r") + "xyz"[int(rng.integers(3))]
+                dofs.append(Dof(f"j{j}_d{d}", kind, -2.0, 2.0))
+        rot = rotvec_to_matrix(rng.normal(size=3) * 0.7) if (rest_rotations and rng.random() < 0.5) else None
+        joints.append(Joint(f"j{j}", parent, tuple(rng.normal(size=3) * 0.2), dofs, rot,
+                            mass=float(rng.uniform(0.5, 3.0)), com=tuple(rng.normal(size=3) * 0.05),
+                            inertia=np.diag(rng.uniform(0.01, 0.05, size=3))))
+    sites = [
+        Site(f"s{i}", f"j{int(rng.integers(0, n_joints))}", tuple(rng.normal(size=3) * 0.1),
+             rotvec_to_matrix(rng.normal(size=3)) if rest_rotations else None)
+        for i in range(n_sites)
+    ]
+    return Skeleton.from_joints(name, joints, sites)
+
+
+def random_q(skel: Skeleton, rng: np.random.Generator, shape=()) -> np.ndarray:
+    """Random poses within limits (±1 m / ±pi rad where a DoF is free)."""
+    lo = np.where(np.isfinite(skel.lower), skel.lower, -np.where(skel.dof_type == 1, 1.0, np.pi))
+    hi = np.where(np.isfinite(skel.upper), skel.upper, np.where(skel.dof_type == 1, 1.0, np.pi))
+    return rng.uniform(lo, hi, size=tuple(shape) + (skel.n_dof,))
+
+
+@pytest.fixture
+def rng() -> np.random.Generator:
+    return np.random.default_rng(12345)
