@@ -15,6 +15,7 @@ from .errors import (
     SkeletonError,
     UnknownNameError,
 )
+from .ik import IKResult, solve_ik
 from .io.bvh import read_bvh, write_bvh
 from .io.mjcf import mjcf_string, write_mjcf
 from .io.urdf import urdf_string, write_urdf
@@ -41,5 +42,6 @@ __all__ = [
     "mjcf_string", "urdf_string",
     "FKResult", "Kinematics", "forward_kinematics", "joint_positions", "site_jacobian",
     "site_jacobians", "site_poses", "site_positions", "stacked_jacobian", "Motion",
-    "list_rigs", "load_rig", "Dof", "Joint", "Site", "Skeleton", "__version__",
+    "list_rigs", "load_rig", "Dof", "Joint", "Site", "Skeleton", "__version__", "IKResult",
+    "solve_ik",
 ]

@@ -2,7 +2,8 @@
 
 Exit codes: 0 success; 1 unexpected internal error (a bug: please report it); 2 bad usage
 (unknown option, missing argument); 3 bad input data (malformed or unsupported file, unknown
-rig or name); 4 operating-system error (file not found, permission denied, disk full).
+rig or name); 4 operating-system error (file not found, permission denied, disk full); 5 the
+computation finished without meeting its goal (e.g. IK did not converge).
 """
 
 from __future__ import annotations
@@ -17,13 +18,13 @@ import numpy as np
 
 from .errors import AnimikError
 
-EXIT_OK, EXIT_BUG, EXIT_USAGE, EXIT_DATA, EXIT_OS = 0, 1, 2, 3, 4
+EXIT_OK, EXIT_BUG, EXIT_USAGE, EXIT_DATA, EXIT_OS, EXIT_NOT_MET = 0, 1, 2, 3, 4, 5
 
 # Plug-in command modules. Each defines ``add_parser(subparsers)`` that registers its parser and
 # sets ``func=run`` with ``parser.set_defaults(func=...)``; ``run(args) -> int`` imports what it
 # needs lazily (``animik --help`` must stay fast and GL-free).
-_COMMAND_MODULES: list[str] = []
-_BENCH_MODULES: list[str] = []
+_COMMAND_MODULES: list[str] = ["animik.commands.solve", "animik.commands.tune"]
+_BENCH_MODULES: list[str] = ["animik.bench.ik"]
 
 _EPILOG = """\
 exit codes:
@@ -32,6 +33,8 @@ exit codes:
   2  bad usage (unknown option, missing argument)
   3  bad input data (malformed or unsupported file, unknown rig, joint or site name)
   4  operating-system error (file not found, permission denied, disk full)
+  5  the computation finished without meeting its goal (e.g. `animik solve` did not
+     converge: the best-effort pose is still written)
 
 examples:
   animik rigs                          list the built-in rigs

@@ -1,0 +1,1 @@
+"""Plug-in subcommands of the ``animik`` command (see :mod:`animik.cli`)."""

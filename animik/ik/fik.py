@@ -1,0 +1,821 @@
+"""Feedback inverse kinematics (FIK), seed A — the default solver of :func:`animik.solve_ik`.
+
+The inverse-kinematics block is replaced by a feedback loop whose filter state ``z`` (one entry
+per task row) drives the joint step through a full positive-definite gain ``P``:
+
+* ``solver="fik"`` — **variable step** (eqs 9d–9e), iterated inside one frame::
+
+      dq = V Jᵀ(q) P z                                          (9d)
+      q ← Π(q + h dq)               Π: projection onto the joint limits
+      z ← z + h (A z − J dq) + h dxd                            (9e)
+
+  with ``dxd = e`` (the remaining task error, target − current) and the linearised achieved
+  displacement ``h J dq`` replaced by the *measured* change of error, so the loop corrects its
+  own linearisation error: ``z ← (1 + hA) z + h e_old + (e_new − e_old)``.
+* ``solver="fik_fixed"`` — **fixed sampling interval** (eqs 9a–9c), one step per sample with the
+  source's one-sample delay: ``dq(t) = Jᵀ P z(t−1)``, ``z(t) = A z(t−1) + e(t)``.
+
+Default design (docs/fik.md has the derivation and the measurements): ``P = (J V Jᵀ + μI)⁻¹``
+kept as a Cholesky factor and recomputed every iteration (``J V Jᵀ`` is assembled from the
+tree's sparsity, so a refresh costs about one FK evaluation; ``refresh="auto"`` keeps a stale
+P between refreshes, the source's cheap multiply–accumulate iterations), ``A = −1``, ``h = 1``
+(then the loop is dead-beat on the linearised problem), ``h`` halved when a step raises the
+error (the step is undone) and doubled back while it falls. ``μ`` (``damping``, relative to the
+mean diagonal of ``J V Jᵀ``) bounds the gain in near-singular directions: the step there is at
+most ``‖z‖ / (2 sqrt(μ))``. The whole loop runs in one compiled call (:mod:`._fik_kernels`).
+
+Null-space tasks (eqs 9f–9j, :mod:`animik.ik.nullspace`): joint-limit avoidance and reference
+poses act through ``dq0 − bdq``, which moves no effector. Joint limits are also hard: every
+iterate is projected into the limits, and a DoF held on a limit has its gain ``v_k`` zeroed.
+
+Warm start: ``result.state`` (:class:`FIKState`) holds ``z``, ``bz``, the gain factor and the
+adapted step; pass it back (``solve_ik(..., state=result.state)``) on the next frame and the
+filter continues instead of restarting. A state whose DoF count, sites or task rows differ from
+the problem's is **rejected** with a :class:`~animik.errors.ShapeError` (pass ``state=None`` to
+restart the filter).
+
+Stored per-skeleton tuning (``animik tune RIG``, :mod:`animik.ik.tuning`) is applied by default;
+explicit options override it.
+"""
+
+from __future__ import annotations
+
+import math
+import weakref
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+from ..errors import ShapeError, UnknownNameError, names_hint
+from ..kinematics import _model_args
+from ..skeleton import Skeleton
+from . import _fik_kernels as K
+from .common import DEFAULT_TOL_POSITION, DEFAULT_TOL_ROTATION, check_positive, check_q0
+from .problem import IKProblem
+from .result import IKResult
+
+NAME = "fik"
+NAME_FIXED = "fik_fixed"
+
+#: Options of ``solver="fik"`` and their built-in defaults (stored tuning overrides these,
+#: explicit options override both).
+DEFAULTS: dict[str, Any] = {
+    "tol_position": DEFAULT_TOL_POSITION,  # m
+    "tol_rotation": DEFAULT_TOL_ROTATION,  # rad
+    "max_iterations": 100,
+    "stall_window": 20,  # iterations without relative improvement stall_rel -> "stalled"
+    "stall_rel": 1e-4,
+    "state": None,  # FIKState from the previous frame's result (warm start)
+    "callback": None,  # callback(iteration, q (n,), error_norm); slows the solve
+    "tuning": None,  # None: stored tuning of the skeleton; False: built-in defaults; a mapping
+    # --- filter (9d–9e)
+    "A": -1.0,  # filter constant (< 0), per unit of pseudo-time (h = 1 per iteration)
+    "h": 1.0,  # step: start value and largest value of the variable step
+    "h_min": None,  # smallest variable step (None: h / 64)
+    "step_grow": 2.0,  # h *= step_grow after a step that lowered the error
+    "step_cut": 0.5,  # h *= step_cut after a step that raised it (the step is undone)
+    "cold_start": "bumpless",  # "bumpless": z starts at e/|A|; "zero": z = 0 (the source)
+    # --- gain P
+    "gain": "full",  # "full" | "scalar" | "hinf" | an (m, m) SPD matrix
+    "damping": 1e-5,  # μ / mean diag(J V Jᵀ) of P = (J V Jᵀ + μ I)⁻¹
+    "damping_abs": 1e-9,  # added to μ, (task units)²
+    "damping_max_factor": 1e6,  # a rejected step multiplies μ by 10 up to this factor
+    "refresh": "always",  # "always" | "auto" | "once": when P is recomputed
+    "refresh_ratio": 0.3,  # auto: recompute P after a step with ‖e_new‖/‖e‖ above this
+    "refresh_dq": 0.2,  # auto: recompute a warm-start P if the pose moved more (rad or m)
+    "gain_scale": 0.5,  # "scalar": P = gain_scale / trace(J V Jᵀ)
+    "hinf_m": 5.0,  # "hinf": m_i of M = −m_i I (eq 13)
+    "hinf_w": 4.0,  # "hinf": cut-off frequency w, CᵀC = w² I
+    "hinf_s": None,  # "hinf": attenuation s (None: 1.05 × the smallest feasible at the pose)
+    "hinf_v1": None,  # "hinf": P = v1 · Pa (None: fastest rate dead-beat at the start pose)
+    # --- per-DoF gains V
+    "dof_gains": None,  # None (ones) | (n,) array | {dof name: gain}
+    "max_step": 0.5,  # largest change of one DoF per iteration, rad or m
+    # --- null-space tasks (9f–9j)
+    "limits": True,  # joint-limit avoidance term (the hard clamp is always on)
+    "limit_gain": 0.1,  # 1/iteration
+    "limit_margin": 0.1,  # active in the outer fraction of each half-range (>= 1: everywhere)
+    "reference": None,  # bq: (n,) pose or {dof name: value}
+    "reference_gain": 0.5,  # 1/iteration
+    "reference_weights": None,  # (n,) or {dof name: weight} (default 1 where a value is given)
+    "null_tol": 1e-3,  # rad: with a reference, iterate until this close to its optimum
+    "null_max_step": 0.05,  # rad or m: largest null-space change of one DoF per iteration
+    "null_A": 0.0,  # filter constant of bz (9j); 0: exact cancellation of the effector motion
+}
+
+_FIXED_ONLY_DEFAULTS = {"A": -1.0, "refresh": "always"}
+#: Options of ``solver="fik_fixed"`` (no variable step).
+DEFAULTS_FIXED: dict[str, Any] = {k: v for k, v in {**DEFAULTS, **_FIXED_ONLY_DEFAULTS}.items()
+                                  if k not in ("h", "h_min", "step_grow", "step_cut")}
+_SLOW_GAIN_DEFAULTS = {"max_iterations": 20000, "stall_window": 500, "stall_rel": 1e-6}
+_VARIABLE_ONLY = ("h", "h_min", "step_grow", "step_cut")
+_GAINS = {"full": K.GAIN_FULL, "scalar": K.GAIN_SCALAR, "hinf": K.GAIN_CONSTANT}
+_REFRESH = {"auto": K.REFRESH_AUTO, "always": K.REFRESH_ALWAYS, "once": K.REFRESH_ONCE}
+
+
+@dataclass(frozen=True, eq=False)
+class FIKState:
+    """Filter state of FIK carried from one frame to the next (``IKResult.state``).
+
+    Attributes:
+        form: ``"fik"`` or ``"fik_fixed"``.
+        n_dof: DoF count of the skeleton.
+        sites: ``(k,)`` targeted site indices of the problem, ``rows`` ``(k,)`` their task rows.
+        row_perm: ``(m,)`` the solver works on the task rows sorted by the skeleton's
+            depth-first order (then the rows a DoF moves are contiguous); ``row_perm[r]`` is the
+            problem's row of internal row ``r``. ``z``, ``z_e``, ``bz`` and ``factor`` use the
+            internal order; :attr:`P` and :meth:`z_rows` return the problem's order.
+        z: ``(m,)`` effector-task filter state. ``z_e``: ``(m,)`` the measured error it last saw.
+        bz: ``(m,)`` null-space filter state.
+        gain: gain kind the factor below belongs to (``"full"``, ``"scalar"``, ``"hinf"``,
+            ``"constant"``).
+        factor: ``(m, m)`` Cholesky factor of ``J V Jᵀ + μI`` (``"full"``) or the explicit P.
+        scalar: scalar gain (``"scalar"``).
+        gain_q: ``(n,)`` pose where the gain was computed; ``gain_valid``: whether it is usable.
+        blocked: ``(n,)`` bool, DoFs held on a limit.
+        h: adapted step.
+        refreshes: gain computations in the solve that produced this state (diagnostic).
+        rejected: steps undone by the variable step in that solve (diagnostic).
+    """
+
+    form: str
+    n_dof: int
+    sites: np.ndarray
+    rows: np.ndarray
+    row_perm: np.ndarray
+    z: np.ndarray
+    z_e: np.ndarray
+    bz: np.ndarray
+    gain: str
+    factor: np.ndarray
+    scalar: float
+    gain_q: np.ndarray
+    gain_valid: bool
+    blocked: np.ndarray
+    h: float
+    refreshes: int = 0
+    rejected: int = 0
+
+    @property
+    def m(self) -> int:
+        return int(self.z.shape[0])
+
+    @property
+    def P(self) -> np.ndarray:
+        """The gain ``P`` ``(m, m)`` in the problem's row order (computed on demand)."""
+        if self.gain == "full":
+            L = np.tril(self.factor)
+            inv = np.linalg.inv(L)
+            p_int = inv.T @ inv
+        elif self.gain == "scalar":
+            p_int = self.scalar * np.eye(self.m)
+        else:
+            p_int = np.array(self.factor)
+        out = np.empty_like(p_int)
+        out[np.ix_(self.row_perm, self.row_perm)] = p_int
+        return out
+
+    def z_rows(self) -> np.ndarray:
+        """``z`` ``(m,)`` in the problem's row order."""
+        out = np.empty(self.m)
+        out[self.row_perm] = self.z
+        return out
+
+
+def solve(problem: IKProblem, q0: np.ndarray, **options: Any) -> IKResult:
+    """Feedback IK, variable step (eqs 9d–9e) — ``solver="fik"``.
+
+    Args:
+        problem: the targets (:func:`animik.ik.build_problem`).
+        q0: start pose ``(n_dof,)`` (clipped into the limits).
+        **options: see :data:`DEFAULTS` and docs/fik.md. The main ones: ``tol_position`` (m),
+            ``tol_rotation`` (rad), ``max_iterations``, ``state`` (warm start), ``dof_gains``
+            (V), ``A``, ``h``, ``gain``, ``damping``, ``limits`` / ``limit_gain``,
+            ``reference`` / ``reference_gain`` / ``reference_weights``, ``tuning``.
+
+    Returns:
+        :class:`IKResult` with ``state`` a :class:`FIKState`; ``q`` is always within limits.
+
+    Raises:
+        UnknownNameError: unknown option or DoF name. ShapeError: bad option value, bad
+            ``q0``, or a ``state`` that belongs to another problem.
+    """
+    return _solve(problem, q0, options, K.FORM_VARIABLE)
+
+
+def solve_fixed(problem: IKProblem, q0: np.ndarray, **options: Any) -> IKResult:
+    """Feedback IK, fixed sampling interval (eqs 9a–9c) — ``solver="fik_fixed"``.
+
+    Same options as :func:`solve` except the variable-step ones (``h``, ``h_min``,
+    ``step_grow``, ``step_cut``); defaults ``A = −1`` (dead-beat for the one-sample delay of
+    9c when ``J Jᵀ P ≈ I``) and ``refresh="always"``. Every step is taken (a robot cannot undo
+    a sample); about twice the iterations of ``"fik"``.
+    """
+    return _solve(problem, q0, options, K.FORM_FIXED)
+
+
+# --------------------------------------------------------------------------- options
+def _check_real(name: str, value: Any, lo: float | None = None, hi: float | None = None,
+                lo_open: bool = False, hi_open: bool = False) -> float:
+    try:
+        v = float(value)
+    except (TypeError, ValueError):
+        raise ShapeError(f"{name} must be a number, got {value!r}") from None
+    bad = not np.isfinite(v)
+    if lo is not None and (v < lo or (lo_open and v == lo)):
+        bad = True
+    if hi is not None and (v > hi or (hi_open and v == hi)):
+        bad = True
+    if bad or isinstance(value, bool):
+        lb = "(" if lo_open else "["
+        rb = ")" if hi_open else "]"
+        rng = f"{lb}{'-inf' if lo is None else lo}, {'inf' if hi is None else hi}{rb}"
+        raise ShapeError(f"{name} must be a finite number in {rng}, got {value!r}")
+    return v
+
+
+def _check_count(name: str, value: Any, minimum: int) -> int:
+    if isinstance(value, bool) or not isinstance(value, (int, np.integer, float, np.floating)) \
+            or (isinstance(value, (float, np.floating)) and not float(value).is_integer()):
+        raise ShapeError(f"{name} must be an integer >= {minimum}, got {value!r}")
+    v = int(value)
+    if v < minimum:
+        raise ShapeError(f"{name} must be an integer >= {minimum}, got {value!r}")
+    return v
+
+
+def _check_choice(name: str, value: Any, choices) -> str:
+    if not isinstance(value, str) or value not in choices:
+        raise ShapeError(f"{name} must be one of {sorted(choices)}, got {value!r}")
+    return value
+
+
+def per_dof(skel: Skeleton, name: str, value: Any, default: float,
+            positive: bool = False, allow_zero: bool = True) -> tuple[np.ndarray, np.ndarray]:
+    """An ``(n,)`` per-DoF option given as an array or ``{dof name: value}``.
+
+    Returns:
+        ``(values (n,), given (n,) bool)`` — ``given`` marks the DoFs named in a mapping (all
+        True for an array).
+
+    Raises:
+        ShapeError: wrong length, non-finite or (``positive``) non-positive values.
+        UnknownNameError: an unknown DoF name (valid names listed).
+    """
+    n = skel.n_dof
+    out = np.full(n, float(default))
+    given = np.zeros(n, dtype=bool)
+    if isinstance(value, Mapping):
+        for key, val in value.items():
+            try:
+                i = skel.dof_index(key)
+            except (UnknownNameError, KeyError, IndexError):
+                raise UnknownNameError(
+                    f"{name}: unknown DoF {key!r}; DoFs of {skel.name!r} are "
+                    f"{names_hint(skel.dof_names)}") from None
+            out[i] = _check_real(f"{name}[{key!r}]", val)
+            given[i] = True
+    else:
+        try:
+            arr = np.asarray(value, dtype=float)
+        except (TypeError, ValueError):
+            raise ShapeError(f"{name} must be an array of shape ({n},) or a mapping of DoF name "
+                             f"to value, got {type(value).__name__}") from None
+        if arr.shape != (n,):
+            raise ShapeError(f"{name} must have shape ({n},) (DoFs of {skel.name!r}) or be a "
+                             f"mapping of DoF name to value, got shape {arr.shape}")
+        if not np.all(np.isfinite(arr)):
+            raise ShapeError(f"{name} contains NaN or infinite values")
+        out[:] = arr
+        given[:] = True
+    if positive:
+        bad = (out < 0) | ((out == 0) & (not allow_zero))
+        if bad.any():
+            i = int(np.flatnonzero(bad)[0])
+            raise ShapeError(f"{name} must be {'non-negative' if allow_zero else 'positive'}, "
+                             f"got {out[i]!r} for DoF {skel.dof_names[i]!r}")
+    return out, given
+
+
+def resolve_options(problem_or_skel: IKProblem | Skeleton, options: Mapping[str, Any],
+                    fixed: bool = False) -> dict[str, Any]:
+    """Merge built-in defaults, the stored tuning of the skeleton and explicit options.
+
+    Raises:
+        UnknownNameError: unknown option names (the valid ones are listed).
+        ShapeError: bad values (the message names the option).
+    """
+    skel = problem_or_skel.skeleton if isinstance(problem_or_skel, IKProblem) else problem_or_skel
+    allowed = DEFAULTS
+    unknown = sorted(set(options) - set(allowed))
+    if unknown:
+        solver = NAME_FIXED if fixed else NAME
+        raise UnknownNameError(
+            f"unknown option{'s' if len(unknown) > 1 else ''} {', '.join(map(repr, unknown))} "
+            f"for solver {solver!r}; its options are {names_hint(sorted(allowed), limit=60)}")
+    out = dict(DEFAULTS)
+    if fixed:
+        out.update(_FIXED_ONLY_DEFAULTS)
+    tuning = options.get("tuning", None)
+    tuned = _tuning_options(skel, tuning, fixed)
+    out.update(tuned)
+    out.update(options)
+    if isinstance(out["gain"], str) and out["gain"] in ("scalar", "hinf"):
+        # the source's gains converge linearly at rates spread by the conditioning of J:
+        # give them room (explicit options still win)
+        for key, val in _SLOW_GAIN_DEFAULTS.items():
+            if key not in options and key not in tuned:
+                out[key] = val
+    return out
+
+
+def _tuning_options(skel: Skeleton, tuning: Any, fixed: bool) -> dict[str, Any]:
+    if tuning is False:
+        return {}
+    from .tuning import FIKTuning, load_tuning
+
+    if tuning is None:
+        t = load_tuning(skel)
+    elif isinstance(tuning, FIKTuning):
+        t = tuning
+    elif isinstance(tuning, Mapping):
+        t = FIKTuning.from_mapping(tuning, source="tuning option")
+    else:
+        from os import PathLike
+
+        if isinstance(tuning, (str, PathLike)):
+            from .tuning import read_tuning
+
+            t = read_tuning(tuning)
+        else:
+            raise ShapeError("tuning must be None (stored tuning), False (built-in defaults), a "
+                             f"mapping of options, a FIKTuning or a path, got {tuning!r}")
+    if t is None:
+        return {}
+    opts = {f"hinf_{k}": t.hinf[k] for k in ("m", "w", "s", "v1") if k in t.hinf}
+    opts.update(t.options)
+    if fixed:
+        for key in (*_VARIABLE_ONLY, "A", "refresh"):
+            opts.pop(key, None)
+    return opts
+
+
+class _Setup:
+    """Validated numeric inputs of the kernel for one solve."""
+
+    __slots__ = ("fp", "ip", "v", "ref_q", "ref_w", "gain_kind", "P_const", "callback",
+                 "cold", "o", "tuning_id", "hinf")
+
+
+def _setup(problem: IKProblem, o: dict[str, Any], form: int) -> _Setup:
+    skel = problem.skeleton
+    m = problem.m
+    s = _Setup()
+    s.o = o
+    fp = np.zeros(K.N_FP)
+    ip = np.zeros(K.N_IP, dtype=np.int64)
+    tol_p = check_positive("tol_position", o["tol_position"])
+    tol_r = check_positive("tol_rotation", o["tol_rotation"])
+    fp[K.F_TOLP] = tol_p
+    fp[K.F_TOLR] = tol_r
+    ip[K.I_MAXIT] = _check_count("max_iterations", o["max_iterations"], 0)
+    ip[K.I_STALLWIN] = _check_count("stall_window", o["stall_window"], 1)
+    fp[K.F_STALLREL] = _check_real("stall_rel", o["stall_rel"], 0.0, 1.0, hi_open=True)
+    A = _check_real("A", o["A"], -1e6, 0.0, hi_open=True)
+    if form == K.FORM_FIXED and A <= -2.0:
+        raise ShapeError(f"A must be in (-2, 0) for the fixed-sample form (a stable filter), "
+                         f"got {o['A']!r}")
+    fp[K.F_A] = A
+    h = _check_real("h", o["h"], 0.0, None, lo_open=True)
+    h_min = h / 64.0 if o["h_min"] is None else _check_real("h_min", o["h_min"], 0.0, None,
+                                                           lo_open=True)
+    if h_min > h:
+        raise ShapeError(f"h_min ({h_min}) must not exceed h ({h})")
+    if form == K.FORM_VARIABLE and h * abs(A) > 2.0:
+        raise ShapeError(f"h * |A| must be at most 2 (the filter z ← (1 + hA) z + ... is unstable "
+                         f"beyond), got h={h}, A={A}")
+    fp[K.F_H] = h
+    fp[K.F_HMIN] = h_min
+    fp[K.F_HMAX] = h
+    fp[K.F_GROW] = _check_real("step_grow", o["step_grow"], 1.0, 100.0)
+    fp[K.F_CUT] = _check_real("step_cut", o["step_cut"], 0.0, 1.0, lo_open=True, hi_open=True)
+    fp[K.F_REJECT] = 0.0
+    s.cold = _check_choice("cold_start", o["cold_start"], ("bumpless", "zero"))
+    ip[K.I_COLD] = 1 if s.cold == "zero" else 0
+    ip[K.I_FORM] = form
+
+    gain = o["gain"]
+    s.P_const = None
+    if isinstance(gain, str):
+        _check_choice("gain", gain, _GAINS)
+        ip[K.I_GAIN] = _GAINS[gain]
+        s.gain_kind = gain
+    else:
+        try:
+            P = np.array(gain, dtype=float)
+        except (TypeError, ValueError):
+            raise ShapeError(f"gain must be one of {sorted(_GAINS)} or an ({m}, {m}) matrix, got "
+                             f"{type(gain).__name__}") from None
+        if P.shape != (m, m):
+            raise ShapeError(f"gain matrix must have shape ({m}, {m}) (the problem's task rows), "
+                             f"got {P.shape}")
+        if not np.all(np.isfinite(P)) or np.max(np.abs(P - P.T)) > 1e-9 * max(1.0, np.abs(P).max()):
+            raise ShapeError("gain matrix must be finite and symmetric")
+        if np.linalg.eigvalsh(P).min() <= 0:
+            raise ShapeError("gain matrix must be positive definite")
+        ip[K.I_GAIN] = K.GAIN_CONSTANT
+        s.gain_kind = "constant"
+        s.P_const = np.ascontiguousarray(P)
+    fp[K.F_MUREL] = _check_real("damping", o["damping"], 0.0, None, lo_open=True)
+    fp[K.F_MUABS] = _check_real("damping_abs", o["damping_abs"], 0.0, None)
+    fp[K.F_MUFAC] = 1.0
+    fp[K.F_MUFACMAX] = _check_real("damping_max_factor", o["damping_max_factor"], 1.0, 1e12)
+    ip[K.I_REFRESH] = _REFRESH[_check_choice("refresh", o["refresh"], _REFRESH)]
+    fp[K.F_RRATIO] = _check_real("refresh_ratio", o["refresh_ratio"], 0.0, 1.0, lo_open=True)
+    fp[K.F_RDQ] = _check_real("refresh_dq", o["refresh_dq"], 0.0, None)
+    fp[K.F_PSCALE] = _check_real("gain_scale", o["gain_scale"], 0.0, None, lo_open=True)
+    hm = _check_real("hinf_m", o["hinf_m"], 0.0, None, lo_open=True)
+    hw = _check_real("hinf_w", o["hinf_w"], 0.0, None, lo_open=True)
+    hs = o["hinf_s"]
+    hs = None if hs is None else _check_real("hinf_s", hs, 0.0, None, lo_open=True)
+    v1 = o["hinf_v1"]
+    v1 = None if v1 is None else _check_real("hinf_v1", v1, 0.0, None, lo_open=True)
+    s.hinf = (hm, hw, hs, v1)
+    fp[K.F_MAXSTEP] = _check_real("max_step", o["max_step"], 0.0, None, lo_open=True)
+
+    gains = o["dof_gains"]
+    if gains is None:
+        s.v = np.ones(skel.n_dof)
+    else:
+        s.v, _ = per_dof(skel, "dof_gains", gains, 1.0, positive=True, allow_zero=True)
+        if not np.any(s.v > 0):
+            raise ShapeError("dof_gains must have at least one positive entry")
+
+    # null-space tasks
+    limits = o["limits"]
+    if not isinstance(limits, (bool, np.bool_)):
+        raise ShapeError(f"limits must be True or False, got {limits!r}")
+    ip[K.I_LIMNULL] = 1 if limits else 0
+    fp[K.F_LIMGAIN] = _check_real("limit_gain", o["limit_gain"], 0.0, 1.0)
+    fp[K.F_LIMMARGIN] = _check_real("limit_margin", o["limit_margin"], 0.0, None, lo_open=True)
+    from .nullspace import reference_task
+
+    s.ref_q, s.ref_w = reference_task(skel, o["reference"], o["reference_gain"],
+                                      o["reference_weights"])
+    ip[K.I_REF] = 1 if s.ref_w is not None else 0
+    if s.ref_w is None:
+        s.ref_q = _zeros(skel.n_dof)
+        s.ref_w = s.ref_q
+    ip[K.I_WAITNULL] = ip[K.I_REF]
+    fp[K.F_NULLTOL] = check_positive("null_tol", o["null_tol"])
+    fp[K.F_ANULL] = _check_real("null_A", o["null_A"], -1.0, 0.0)
+    fp[K.F_NULLMAX] = _check_real("null_max_step", o["null_max_step"], 0.0, None, lo_open=True)
+    fp[K.F_NULLSCALE] = 1.0
+    fp[K.F_HNULL] = 1.0
+    cb = o["callback"]
+    if cb is not None and not callable(cb):
+        raise ShapeError(f"callback must be callable or None, got {type(cb).__name__}")
+    s.callback = cb
+    s.fp = fp
+    s.ip = ip
+    return s
+
+
+_ZEROS: dict[int, np.ndarray] = {}
+
+
+def _zeros(n: int) -> np.ndarray:
+    z = _ZEROS.get(n)
+    if z is None:
+        z = np.zeros(n)
+        z.setflags(write=False)
+        _ZEROS[n] = z
+    return z
+
+
+# --------------------------------------------------------------------------- per-skeleton cache
+_SKEL_CACHE: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
+
+
+def _skeleton_arrays(skel: Skeleton) -> tuple:
+    """Kernel inputs that depend only on the skeleton (cached)."""
+    try:
+        return _SKEL_CACHE[skel]
+    except KeyError:
+        pass
+    from .nullspace import limit_centre_halfwidth
+
+    centre, half = limit_centre_halfwidth(skel)
+    args = _model_args(skel)
+    out = (args, np.ascontiguousarray(skel.lower, dtype=float),
+           np.ascontiguousarray(skel.upper, dtype=float), centre, half, {})
+    _SKEL_CACHE[skel] = out
+    return out
+
+
+def _dfs_preorder(parents: np.ndarray) -> np.ndarray:
+    """Depth-first preorder index of every joint (a subtree is a contiguous range)."""
+    nj = len(parents)
+    children: list[list[int]] = [[] for _ in range(nj)]
+    roots = []
+    for j, p in enumerate(parents):
+        (roots if p < 0 else children[p]).append(j)
+    pre = np.empty(nj, dtype=np.int64)
+    stack = list(reversed(roots))
+    c = 0
+    while stack:
+        j = stack.pop()
+        pre[j] = c
+        c += 1
+        stack.extend(reversed(children[j]))
+    return pre
+
+
+class _Layout:
+    """Internal task-row layout of a problem (cached per skeleton and site/row layout).
+
+    Sites are sorted by the depth-first order of their joints, so that the sites a DoF moves
+    (those in its joint's subtree) are contiguous and so are their task rows: DoF ``d`` moves
+    internal rows ``r0[d]:r1[d]``. ``perm[i]`` is the problem's index of internal site ``i``;
+    ``row_perm[r]`` the problem's row of internal row ``r``.
+    """
+
+    __slots__ = ("perm", "identity", "sites", "rows", "rstart", "struct", "row_perm")
+
+
+def _problem_arrays(problem: IKProblem) -> _Layout:
+    skel = problem.skeleton
+    cache = _skeleton_arrays(skel)[5]
+    key = (problem.sites.tobytes(), problem.rows.tobytes())
+    hit = cache.get(key)
+    if hit is not None:
+        return hit
+    pre = cache.get("dfs")
+    if pre is None:
+        pre = cache["dfs"] = _dfs_preorder(np.asarray(skel.parents))
+    site_joint = np.asarray(skel.site_joint)
+    sites = np.asarray(problem.sites, dtype=np.int64)
+    rows = np.asarray(problem.rows, dtype=np.int64)
+    perm = np.argsort(pre[site_joint[sites]], kind="stable")
+    lay = _Layout()
+    lay.perm = perm
+    lay.identity = bool(np.array_equal(perm, np.arange(len(perm))))
+    lay.sites = np.ascontiguousarray(sites[perm])
+    lay.rows = np.ascontiguousarray(rows[perm])
+    lay.rstart = np.ascontiguousarray(np.concatenate([[0], np.cumsum(lay.rows)[:-1]]).astype(np.int64))
+    m = int(rows.sum())
+    prob_rstart = np.concatenate([[0], np.cumsum(rows)[:-1]])
+    lay.row_perm = np.concatenate(
+        [prob_rstart[i] + np.arange(rows[i]) for i in perm]).astype(np.int64) if m else \
+        np.zeros(0, dtype=np.int64)
+    site_of_row = np.repeat(np.arange(len(perm)), lay.rows).astype(np.int64)
+    mask = np.asarray(skel.site_dof_mask)[lay.sites]  # (k, n): DoF moves internal site i
+    n = skel.n_dof
+    r0 = np.zeros(n, dtype=np.int64)
+    r1 = np.zeros(n, dtype=np.int64)
+    for d in range(n):
+        moved = np.flatnonzero(mask[:, d])
+        if len(moved):
+            if moved[-1] - moved[0] + 1 != len(moved):  # cannot happen in depth-first order
+                raise AssertionError(f"sites moved by DoF {d} are not contiguous")
+            r0[d] = lay.rstart[moved[0]]
+            r1[d] = lay.rstart[moved[-1]] + lay.rows[moved[-1]]
+    lay.struct = (r0, r1, site_of_row)
+    for arr in (lay.perm, lay.sites, lay.rows, lay.rstart, lay.row_perm, r0, r1, site_of_row):
+        arr.setflags(write=False)
+    if len(cache) > 64:
+        cache.clear()
+        cache["dfs"] = pre
+    cache[key] = lay
+    return lay
+
+
+# --------------------------------------------------------------------------- state
+def _check_state(state: Any, problem: IKProblem, form_name: str) -> FIKState | None:
+    if state is None:
+        return None
+    if not isinstance(state, FIKState):
+        raise ShapeError(f"state must be the FIKState of a previous {form_name!r} result "
+                         f"(result.state) or None, got {type(state).__name__}")
+    skel = problem.skeleton
+    if state.form != form_name:
+        raise ShapeError(f"state comes from solver {state.form!r}, not {form_name!r}; pass "
+                         "state=None to restart the filter")
+    if state.n_dof != skel.n_dof:
+        raise ShapeError(f"state is for a skeleton with {state.n_dof} DoFs, this one has "
+                         f"{skel.n_dof}; pass state=None to restart the filter")
+    same = (state.sites is problem.sites and state.rows is problem.rows) or (
+        state.m == problem.m and np.array_equal(state.sites, problem.sites)
+        and np.array_equal(state.rows, problem.rows))
+    if not same:
+        have = [skel.site_names[i] for i in state.sites] if state.sites.max(initial=-1) < \
+            skel.n_sites else list(state.sites)
+        raise ShapeError(
+            f"state has {state.m} task rows for sites {have}, this problem has {problem.m} rows "
+            f"for sites {list(problem.site_names)}; pass state=None to restart the filter")
+    return state
+
+
+def _ro(a: np.ndarray) -> np.ndarray:
+    """``a`` made read-only (arrays of a fresh solve are not shared: no copy)."""
+    a.setflags(write=False)
+    return a
+
+
+# --------------------------------------------------------------------------- solve
+def _freeze(value: Any) -> Any:
+    """A hashable key for an option value (arrays by content), or raise TypeError."""
+    if isinstance(value, np.ndarray):
+        return ("nd", value.dtype.str, value.shape, value.tobytes())
+    if isinstance(value, Mapping):
+        return ("map", tuple(sorted((str(k), _freeze(v)) for k, v in value.items())))
+    if isinstance(value, (list, tuple)):
+        return ("seq", tuple(_freeze(v) for v in value))
+    hash(value)
+    return value
+
+
+_SETUP_CACHE: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
+
+
+def _cached_setup(problem: IKProblem, options: Mapping[str, Any], form: int) -> _Setup:
+    """Validated kernel inputs for these options, cached per skeleton (options by value)."""
+    skel = problem.skeleton
+    try:
+        items = [(k, _freeze(v)) for k, v in options.items() if k != "state"]
+        if len(items) > 1:
+            items.sort()
+        key = (form, problem.m, problem.rows.tobytes(), tuple(items))
+    except TypeError:
+        key = None
+    if key is not None:
+        per_skel = _SETUP_CACHE.get(skel)
+        if per_skel is not None:
+            hit = per_skel.get(key)
+            if hit is not None and hit.tuning_id == _tuning_identity(skel, options):
+                return hit
+    o = resolve_options(problem, options, fixed=form == K.FORM_FIXED)
+    s = _setup(problem, o, form)
+    s.tuning_id = _tuning_identity(skel, options)
+    if key is not None:
+        per_skel = _SETUP_CACHE.setdefault(skel, {})
+        if len(per_skel) > 256:
+            per_skel.clear()
+        per_skel[key] = s
+    return s
+
+
+def _tuning_identity(skel: Skeleton, options: Mapping[str, Any]) -> int:
+    """Changes whenever the stored tunings may have changed (written, cache cleared)."""
+    from . import tuning
+
+    return tuning._GENERATION[0]
+
+
+def _solve(problem: IKProblem, q0: np.ndarray, options: Mapping[str, Any], form: int) -> IKResult:
+    if not isinstance(problem, IKProblem):
+        raise ShapeError(f"problem must be an IKProblem (see animik.ik.build_problem), got "
+                         f"{type(problem).__name__}")
+    fixed = form == K.FORM_FIXED
+    name = NAME_FIXED if fixed else NAME
+    if fixed:
+        bad = sorted(set(options) & set(_VARIABLE_ONLY))
+        if bad:
+            raise UnknownNameError(
+                f"option{'s' if len(bad) > 1 else ''} {', '.join(map(repr, bad))} belong to the "
+                f"variable-step form (solver 'fik'); solver 'fik_fixed' has no step h")
+    s = _cached_setup(problem, options, form)
+    skel = problem.skeleton
+    n, m, k = skel.n_dof, problem.m, problem.k
+    if type(q0) is np.ndarray and q0.dtype == np.float64 and q0.shape == (n,):
+        if not math.isfinite(q0.sum()):  # NaN and inf propagate into the sum
+            raise ShapeError("q0 contains NaN or infinite values")
+        q = np.minimum(np.maximum(q0, skel.lower), skel.upper)  # a fresh copy, within limits
+    else:
+        q = check_q0(problem, q0)
+    state = _check_state(options.get("state", None), problem, name)
+
+    margs, lower, upper, centre, half, _ = _skeleton_arrays(skel)
+    lay = _problem_arrays(problem)
+    struct = lay.struct
+    model = (*margs[:9], lay.sites, margs[9])
+    if lay.identity:
+        task = (problem.positions, problem.rotations, lay.rows, problem.weights, lay.rstart)
+    else:
+        pm = lay.perm
+        task = (problem.positions[pm], problem.rotations[pm], lay.rows, problem.weights[pm],
+                lay.rstart)
+
+    zs = np.zeros((3, m))  # z, z_e, bz (state views)
+    z, z_e, bz = zs[0], zs[1], zs[2]
+    full = s.gain_kind == "full"
+    L = np.zeros((m, m) if full else (1, 1))
+    Pm = np.zeros((1, 1) if full or s.gain_kind == "scalar" else (m, m))
+    scal = np.zeros(1)
+    p_q = q.copy()
+    blocked = np.zeros(n, dtype=np.bool_)
+    fp, ip = s.fp.copy(), s.ip.copy()
+    if state is not None:
+        z[:] = state.z
+        z_e[:] = state.z_e
+        bz[:] = state.bz
+        blocked[:] = state.blocked
+        ip[K.I_WARM] = 1
+        if not fixed:
+            fp[K.F_H] = min(max(state.h, fp[K.F_HMIN]), fp[K.F_HMAX])
+        if state.gain_valid and state.gain == s.gain_kind and s.gain_kind != "constant":
+            if state.gain == "full":
+                L[:, :] = state.factor
+            elif state.gain == "scalar":
+                scal[0] = state.scalar
+            else:
+                Pm[:, :] = state.factor
+            p_q[:] = state.gain_q
+            ip[K.I_PVALID] = 1
+    if s.P_const is not None:  # the caller's P is in the problem's row order
+        Pm[:, :] = s.P_const[np.ix_(lay.row_perm, lay.row_perm)]
+        ip[K.I_PVALID] = 1
+    elif s.gain_kind == "hinf":
+        # H∞ gain of eq 13 at the start pose (closed form), constant for this frame
+        from .tuning import hinf_gain
+
+        jac = problem.workspace().evaluate(q).jac[lay.row_perm]
+        hm, hw, hs, v1 = s.hinf
+        Pm[:, :], _, _ = hinf_gain(jac, s.v, hm, hw, hs, v1)
+        ip[K.I_PVALID] = 1
+
+    info = np.zeros(4, dtype=np.int64)
+    fout = np.zeros(2)
+    se = np.zeros((k, 2))
+    if s.callback is None:
+        K.fik_loop(q, lower, upper, s.v, model, task, struct, z, z_e, bz, L, Pm, scal, p_q, blocked,
+                   centre, half, s.ref_q, s.ref_w, fp, ip, info, fout, se)
+        iterations, reason = int(info[0]), K.REASONS[int(info[1])]
+    else:
+        iterations, reason = _loop_with_callback(
+            s, fp, ip, q, lower, upper, model, task, struct, z, z_e, bz, L, Pm, scal, p_q, blocked, centre,
+            half, info, fout, se)
+
+    if not lay.identity:
+        se_int = se
+        se = np.empty_like(se_int)
+        se[lay.perm] = se_int
+    new_state = FIKState(
+        form=name, n_dof=n, sites=problem.sites, rows=problem.rows,
+        row_perm=lay.row_perm, z=_ro(z),
+        z_e=_ro(z_e), bz=_ro(bz), gain=s.gain_kind,
+        factor=_ro(L if s.gain_kind == "full" else Pm), scalar=float(scal[0]),
+        gain_q=_ro(p_q), gain_valid=bool(ip[K.I_PVALID]), blocked=_ro(blocked),
+        h=float(fp[K.F_H]), refreshes=int(info[2]), rejected=int(info[3]))
+    names = problem.site_names
+    err = {nm: float(se[i, 0]) for i, nm in enumerate(names)}
+    ang = {nm: float(se[i, 1]) for i, nm in enumerate(names) if problem.rows[i] == 6}
+    q.setflags(write=False)
+    return IKResult(q=q, converged=reason == "converged", iterations=iterations, error=err,
+                    angle_error=ang, state=new_state, reason=reason, solver=name)
+
+
+def _loop_with_callback(s: _Setup, fp, ip, q, lower, upper, model, task, struct, z, z_e,
+                        bz, L, Pm, scal, p_q, blocked, centre, half, info, fout, se
+                        ) -> tuple[int, str]:
+    """The kernel one iteration per call, so that ``callback`` sees every iterate (the
+    loop-carried scalars live in ``fp`` / ``ip``: the run is the same as one call's)."""
+    from .common import StallDetector
+
+    fp_out, ip_out = fp, ip
+    fp, ip = fp.copy(), ip.copy()
+    max_it = int(ip[K.I_MAXIT])
+    stall = StallDetector(int(ip[K.I_STALLWIN]), float(fp[K.F_STALLREL]))
+    ip[K.I_STALLWIN] = 1 << 30
+    if ip[K.I_REFRESH] == K.REFRESH_ONCE:
+        ip[K.I_REFRESH] = K.REFRESH_AUTO  # "once" would refresh on every call
+    it = 0
+    refreshes = rejected = 0
+    reason = "max_iterations"
+    while True:
+        ip[K.I_MAXIT] = 0 if it >= max_it else 1
+        K.fik_loop(q, lower, upper, s.v, model, task, struct, z, z_e, bz, L, Pm, scal, p_q,
+                   blocked, centre, half, s.ref_q, s.ref_w, fp, ip, info, fout, se)
+        refreshes += int(info[2])
+        rejected += int(info[3])
+        ip[K.I_WARM] = 1
+        if it == 0:
+            s.callback(0, q.copy(), float(fout[0]))
+        if info[0] == 0:  # converged (or capped) without a step
+            reason = K.REASONS[int(info[1])]
+            break
+        it += 1
+        if info[3] == 0:  # the step was taken (a rejected step leaves q unchanged)
+            s.callback(it, q.copy(), float(fout[0]))
+        if info[1] == K.REASON_STALLED:
+            reason = "stalled"
+            break
+        if stall.update(it, float(fout[0])):
+            reason = "stalled"
+            break
+    fp_out[K.F_H] = fp[K.F_H]
+    ip_out[K.I_PVALID] = ip[K.I_PVALID]
+    info[0], info[2], info[3] = it, refreshes, rejected
+    return it, reason
