@@ -18,6 +18,7 @@ from .errors import (
 from .ik import IKResult, solve_ik
 from .io.bvh import read_bvh, write_bvh
 from .io.mjcf import mjcf_string, write_mjcf
+from .io.scene import Scene, load_scene, save_scene
 from .io.urdf import urdf_string, write_urdf
 from .kinematics import (
     FKResult,
@@ -43,5 +44,5 @@ __all__ = [
     "FKResult", "Kinematics", "forward_kinematics", "joint_positions", "site_jacobian",
     "site_jacobians", "site_poses", "site_positions", "stacked_jacobian", "Motion",
     "list_rigs", "load_rig", "Dof", "Joint", "Site", "Skeleton", "__version__", "IKResult",
-    "solve_ik",
+    "solve_ik", "Scene", "load_scene", "save_scene",
 ]

@@ -24,7 +24,7 @@ EXIT_OK, EXIT_BUG, EXIT_USAGE, EXIT_DATA, EXIT_OS, EXIT_NOT_MET = 0, 1, 2, 3, 4,
 # sets ``func=run`` with ``parser.set_defaults(func=...)``; ``run(args) -> int`` imports what it
 # needs lazily (``animik --help`` must stay fast and GL-free).
 _COMMAND_MODULES: list[str] = ["animik.commands.solve", "animik.commands.tune"]
-_BENCH_MODULES: list[str] = ["animik.bench.ik"]
+_BENCH_MODULES: list[str] = ["animik.bench.ik", "animik.bench.app"]
 
 _EPILOG = """\
 exit codes:
@@ -37,6 +37,8 @@ exit codes:
      converge: the best-effort pose is still written)
 
 examples:
+  animik                               open the app on the default scene (body95)
+  animik fig2                          open the app on a built-in rig
   animik rigs                          list the built-in rigs
   animik info walk.bvh                 summarise a BVH file
   animik convert walk.bvh walk.urdf    export the BVH skeleton as URDF
@@ -48,7 +50,9 @@ examples:
 def build_parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(
         prog="animik",
-        description="Pose and animate articulated characters with feedback inverse kinematics.",
+        usage="animik [SCENE|RIG|FILE.bvh] [app options]\n       animik COMMAND [options]",
+        description="Pose and animate articulated characters with feedback inverse kinematics.\n"
+                    "With no command (or a scene, rig or BVH file first) it opens the app.",
         epilog=_EPILOG,
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
@@ -56,6 +60,15 @@ def build_parser() -> argparse.ArgumentParser:
 
     p.add_argument("--version", action="version", version=f"animik {__version__}")
     sub = p.add_subparsers(dest="command", metavar="COMMAND")
+
+    from .app.__main__ import add_arguments as add_app_arguments
+
+    sp = sub.add_parser(
+        "app", help="open the posing app (also: `animik [SCENE|RIG|FILE.bvh]`)",
+        description="Open the interactive posing app on a scene .toml, a rig .toml, a .bvh file "
+                    "or a built-in rig name (default: scenes/default.toml). `animik` with no "
+                    "command, or with a file or rig name first, does the same.")
+    add_app_arguments(sp)
 
     sp = sub.add_parser("rigs", help="list the built-in rigs with joint, DoF and site counts",
                         description="List the built-in rigs (load them by name anywhere a rig "
@@ -98,7 +111,14 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
+    argv = list(sys.argv[1:] if argv is None else argv)
     parser = build_parser()
+    # `animik`, `animik body95`, `animik walk.bvh --size 1600x900`: open the app.
+    if not argv or (argv[0] not in _subcommand_names(parser)
+                    and argv[0] not in ("-h", "--help", "--version")):
+        from .app.__main__ import main as app_main
+
+        return app_main(argv)
     args = parser.parse_args(argv)
     if args.command is None:
         parser.print_help()
@@ -115,6 +135,19 @@ def main(argv: Sequence[str] | None = None) -> int:
     except KeyboardInterrupt:
         print("interrupted", file=sys.stderr)
         return 130
+
+
+def _subcommand_names(parser: argparse.ArgumentParser) -> set[str]:
+    for action in parser._actions:
+        if isinstance(action, argparse._SubParsersAction):
+            return set(action.choices)
+    return set()
+
+
+def _cmd_app(args) -> int:
+    from .app.__main__ import run_args
+
+    return run_args(args)
 
 
 def _cmd_rigs(args) -> int:
@@ -275,7 +308,8 @@ def _cmd_bench(args) -> int:
     raise AssertionError(args.bench)
 
 
-_COMMANDS = {"rigs": _cmd_rigs, "info": _cmd_info, "convert": _cmd_convert, "bench": _cmd_bench}
+_COMMANDS = {"app": _cmd_app, "rigs": _cmd_rigs, "info": _cmd_info, "convert": _cmd_convert,
+             "bench": _cmd_bench}
 
 
 if __name__ == "__main__":

@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
-# Set up (see setup.sh) and run animik. With no arguments: list the built-in rigs.
+# Set up (see setup.sh) and run animik. With no arguments: the app on scenes/default.toml.
+# Arguments go to `animik` (e.g. `bash scripts/run.sh fig2`, `bash scripts/run.sh rigs`).
+# Without a display the app exits with code 4; use `xvfb-run -a bash scripts/run.sh` there.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 bash scripts/setup.sh
-if [ $# -eq 0 ]; then set -- rigs; fi
 exec .venv/bin/animik "$@"

@@ -1,0 +1,334 @@
+"""Viewport input: pyglet-style mouse and key handlers that pick, drag, orbit and edit.
+
+The window forwards pyglet events here (after Dear ImGui had its look) with pyglet's own
+arguments; tests call the same methods with synthetic events. Coordinates are pyglet window
+coordinates (origin bottom-left); the viewport rectangle in ``state.view_rect`` is top-left.
+
+Mouse:
+    left on a handle      select it; drag to move its target in the view plane
+                          (hold X, Y or Z to move along that world axis only; hold Shift to
+                          move along the dominant axis of the motion so far)
+    left on a ring        (selected 6-D target) turn the target about that axis
+    left on a joint/bone  select the joint (its DoFs appear in the Joint panel)
+    left on background    drag: orbit; click: clear the selection
+    middle drag           orbit (Shift + middle: pan)
+    right drag            pan; right click on a handle: its context menu
+    wheel                 zoom
+Keys:
+    F frame selection · Home / R reset view · arrows orbit (Shift: pan) · +/- or PgUp/PgDn
+    zoom · P pin/unpin · O 6-D target on/off ·
+    Delete / Backspace free the effector · Esc cancel drag / clear selection ·
+    Ctrl+Z undo · Ctrl+Shift+Z / Ctrl+Y redo · Ctrl+S save · Ctrl+O open · Space live IK on/off
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from . import actions
+from . import keys as K
+from .geometry import ViewGeometry, build_view
+from .picking import pick_handle, pick_joint, pick_ring
+from .state import FREE, PINNED, TARGET, AppState, Drag
+
+CLICK_PX = 4.0  # a press and release closer than this is a click, not a drag
+
+
+def intersect_plane(origin: np.ndarray, direction: np.ndarray, point: np.ndarray,
+                    normal: np.ndarray) -> np.ndarray | None:
+    den = float(np.dot(direction, normal))
+    if abs(den) < 1e-9:
+        return None
+    t = float(np.dot(point - origin, normal)) / den
+    return origin + t * direction
+
+
+def closest_on_line(origin: np.ndarray, direction: np.ndarray, point: np.ndarray,
+                    axis: np.ndarray) -> np.ndarray:
+    """Point on the line ``point + s * axis`` closest to the ray ``origin + t * direction``."""
+    w0 = point - origin
+    b = float(np.dot(axis, direction))
+    den = 1.0 - b * b
+    if den < 1e-9:  # looking along the axis: no motion
+        return point.copy()
+    d = float(np.dot(axis, w0))
+    e = float(np.dot(direction, w0))
+    s = (b * e - d) / den
+    return point + s * axis
+
+
+class ViewportController:
+    """Mouse/keyboard handling of the 3-D viewport (see the module docstring)."""
+
+    def __init__(self, state: AppState, file_browser=None):
+        self.state = state
+        self.mode: str | None = None  # "drag" | "rotate" | "orbit" | "pan" | "click"
+        self.button = 0
+        self.press_px = (0.0, 0.0)
+        self.press_site: str | None = None
+        self.press_joint: int | None = None
+        self.open_browser = file_browser  # callable(mode) from the GUI, or None
+
+    # ---------------------------------------------------------------- coordinates
+    def to_view(self, x: float, y: float) -> tuple[float, float]:
+        """pyglet window coordinates -> viewport pixels (origin top-left)."""
+        vx, vy, _, _ = self.state.view_rect
+        return float(x) - vx, (self.state.window_size[1] - float(y)) - vy
+
+    def in_view(self, x: float, y: float) -> bool:
+        px, py = self.to_view(x, y)
+        _, _, w, h = self.state.view_rect
+        return 0 <= px < w and 0 <= py < h
+
+    def geometry(self) -> ViewGeometry:
+        return build_view(self.state)
+
+    # ---------------------------------------------------------------- mouse
+    def on_mouse_motion(self, x, y, dx, dy):
+        s = self.state
+        if self.mode is not None or not self.in_view(x, y):
+            s.hover_site = s.hover_joint = s.hover_ring = None
+            return
+        px, py = self.to_view(x, y)
+        g = self.geometry()
+        s.hover_ring = pick_ring(s, g, px, py)
+        s.hover_site = None if s.hover_ring is not None else pick_handle(s, g, px, py)
+        s.hover_joint = None
+        if s.hover_site is None and s.hover_ring is None:
+            s.hover_joint = pick_joint(s, g, px, py)
+
+    def on_mouse_press(self, x, y, button, modifiers):
+        s = self.state
+        if self.mode is not None or not self.in_view(x, y):
+            return
+        px, py = self.to_view(x, y)
+        self.button = button
+        self.press_px = (px, py)
+        self.press_site = None
+        self.press_joint = None
+        if button == K.LEFT:
+            g = self.geometry()
+            ring = pick_ring(s, g, px, py)
+            if ring is not None:
+                self._start_rotate(g, ring, px, py)
+                return
+            site = pick_handle(s, g, px, py)
+            if site is not None:
+                s.selected_site = site  # the joint selection stays (its sliders follow the drag)
+                self._start_move(site, px, py)
+                return
+            self.press_joint = pick_joint(s, g, px, py)
+            self.mode = "click"  # becomes "orbit" once the mouse moves
+        elif button == K.MIDDLE:
+            self.mode = "pan" if modifiers & K.MOD_SHIFT else "orbit"
+        elif button == K.RIGHT:
+            self.press_site = pick_handle(s, self.geometry(), px, py)
+            self.mode = "rclick"
+
+    def on_mouse_drag(self, x, y, dx, dy, buttons, modifiers):
+        s = self.state
+        if self.mode is None:
+            return
+        px, py = self.to_view(x, y)
+        far = np.hypot(px - self.press_px[0], py - self.press_px[1]) > CLICK_PX
+        if self.mode == "click" and far:
+            self.mode = "orbit"
+        elif self.mode == "rclick" and far:
+            self.mode = "pan"
+        if self.mode == "orbit":
+            s.camera.orbit(dx, -dy)  # pyglet dy points up; pixels point down
+        elif self.mode == "pan":
+            s.camera.pan(dx, -dy)
+        elif self.mode == "drag" and s.drag is not None:
+            if far or s.drag.moved:
+                self._move(px, py, modifiers)
+        elif self.mode == "rotate" and s.drag is not None:
+            self._rotate(px, py)
+
+    def on_mouse_release(self, x, y, button, modifiers):
+        s = self.state
+        if self.mode is None or button != self.button:
+            return
+        mode, self.mode = self.mode, None
+        if mode in ("drag", "rotate") and s.drag is not None:
+            d, s.drag = s.drag, None
+            if d.moved:
+                if d.kind == "move" and s.pin_on_release and s.doc.effector(d.site).mode == TARGET \
+                        and d.start_doc.effector(d.site).mode == FREE:
+                    actions.set_effector(s, s.doc.effector(d.site).replace(mode=PINNED))
+                actions.commit(s, f"{'drag' if d.kind == 'move' else 'rotate'} {d.site}")
+        elif mode == "click":
+            s.selected_joint = self.press_joint
+            s.selected_site = None
+        elif mode == "rclick" and self.press_site is not None:
+            s.selected_site = self.press_site
+            s.context_site = self.press_site
+
+    def on_mouse_scroll(self, x, y, scroll_x, scroll_y):
+        if not self.in_view(x, y):
+            return
+        self.state.camera.zoom(scroll_y)
+
+    # ---------------------------------------------------------------- drags
+    def _start_move(self, site: str, px: float, py: float) -> None:
+        s = self.state
+        e = s.doc.effector(site)
+        i = s.skeleton.site_index(site)
+        start = np.array(e.position if e.active else s.fk.site_positions[i])
+        o, d = s.camera.ray(px, py)
+        normal = s.camera.forward
+        hit = intersect_plane(o, d, start, normal)
+        offset = start - hit if hit is not None else np.zeros(3)
+        s.drag = Drag("move", site, s.doc, start, normal, offset)
+        self.mode = "drag"
+
+    def _move(self, px: float, py: float, modifiers: int) -> None:
+        s = self.state
+        d = s.drag
+        o, r = s.camera.ray(px, py)
+        axis = self.constraint_axis()
+        if axis is not None:
+            a = np.eye(3)[axis]
+            p = closest_on_line(o, r, d.start_position, a)
+        else:
+            hit = intersect_plane(o, r, d.start_position, d.plane_normal)
+            if hit is None:
+                return
+            p = hit + d.grab_offset
+            if modifiers & K.MOD_SHIFT:
+                delta = p - d.start_position
+                k = int(np.argmax(np.abs(delta)))
+                p = d.start_position + np.eye(3)[k] * delta[k]
+        e = s.doc.effector(d.site)
+        if not e.active:
+            i = s.skeleton.site_index(d.site)
+            e = e.replace(mode=TARGET,
+                          rotation=np.array(s.fk.site_rotations[i]) if e.oriented else None)
+        actions.set_effector(s, e.replace(position=p))
+        d.moved = True
+
+    def constraint_axis(self) -> int | None:
+        """World axis held down (X, Y or Z key), or None."""
+        for k, sym in enumerate((K.X, K.Y, K.Z)):
+            if sym in self.state.keys_down:
+                return k
+        return None
+
+    def _start_rotate(self, g: ViewGeometry, ring: int, px: float, py: float) -> None:
+        s = self.state
+        site = s.selected_site
+        e = s.doc.effector(site)
+        axis = g.ring_axes[:, ring].copy()
+        s.drag = Drag("rotate", site, s.doc, np.array(e.position), axis, np.zeros(3), axis=ring,
+                      start_rotation=np.array(e.rotation),
+                      start_angle=self._ring_angle(g.ring_centre, axis, px, py))
+        self.mode = "rotate"
+
+    def _ring_angle(self, centre: np.ndarray, axis: np.ndarray, px: float, py: float) -> float:
+        """Angle of the cursor around ``axis`` through ``centre`` (rad).
+
+        On the ring's plane when it faces the camera enough; edge-on, from the cursor's screen
+        angle around the projected centre.
+        """
+        cam = self.state.camera
+        if abs(float(np.dot(axis, cam.forward))) > 0.2:
+            o, d = cam.ray(px, py)
+            hit = intersect_plane(o, d, centre, axis)
+            if hit is not None:
+                u = np.cross(axis, [0.0, 0.0, 1.0])
+                if np.linalg.norm(u) < 1e-6:
+                    u = np.cross(axis, [1.0, 0.0, 0.0])
+                u /= np.linalg.norm(u)
+                v = np.cross(axis, u)
+                w = hit - centre
+                return float(np.arctan2(np.dot(w, v), np.dot(w, u)))
+        c = cam.project(centre)
+        ang = float(np.arctan2(py - c[1], px - c[0]))
+        # screen y points down: a clockwise screen angle is a positive rotation about an axis
+        # pointing away from the viewer
+        return ang if np.dot(axis, cam.forward) >= 0 else -ang
+
+    def _rotate(self, px: float, py: float) -> None:
+        s = self.state
+        d = s.drag
+        axis = d.plane_normal
+        ang = self._ring_angle(d.start_position, axis, px, py)
+        delta = float(np.angle(np.exp(1j * (ang - d.start_angle))))
+        e = s.doc.effector(d.site)
+        rot = actions.rotate_target(d.start_rotation, axis, delta)
+        actions.set_effector(s, e.replace(rotation=rot))
+        d.moved = True
+
+    # ---------------------------------------------------------------- keys
+    def on_key_press(self, symbol, modifiers) -> bool:
+        """Returns True when the key did something."""
+        s = self.state
+        ctrl = bool(modifiers & (K.MOD_CTRL | K.MOD_COMMAND))
+        shift = bool(modifiers & K.MOD_SHIFT)
+        if symbol in (K.X, K.Y, K.Z) and not ctrl:
+            s.keys_down.add(symbol)
+        if ctrl:
+            if symbol == K.Z:
+                return actions.redo(s) if shift else actions.undo(s)
+            if symbol == K.Y:
+                return actions.redo(s)
+            if symbol == K.S:
+                if shift and self.open_browser is not None:
+                    self.open_browser("save")
+                    return True
+                return actions.save(s) is not None
+            if symbol == K.O and self.open_browser is not None:
+                self.open_browser("open")
+                return True
+            return False
+        if symbol == K.ESCAPE:
+            if s.drag is not None:
+                actions.cancel_drag(s)
+                self.mode = None
+            else:
+                s.selected_site = None
+                s.selected_joint = None
+            return True
+        if symbol == K.F:
+            actions.frame_selected(s)
+            return True
+        if symbol in (K.HOME, K.R):
+            s.camera.reset()
+            return True
+        arrows = {K.LEFT_ARROW: (-1, 0), K.RIGHT_ARROW: (1, 0), K.UP_ARROW: (0, -1),
+                  K.DOWN_ARROW: (0, 1)}
+        if symbol in arrows:  # keyboard orbit (Shift: pan), 10 degrees / 40 px a press
+            dx, dy = arrows[symbol]
+            if shift:
+                s.camera.pan(-40.0 * dx, -40.0 * dy)
+            else:
+                s.camera.orbit(33.3 * dx, 33.3 * dy)
+            return True
+        if symbol in (K.PAGEUP, K.EQUAL, K.NUM_ADD):
+            s.camera.zoom(1.0)
+            return True
+        if symbol in (K.PAGEDOWN, K.MINUS, K.NUM_SUBTRACT):
+            s.camera.zoom(-1.0)
+            return True
+        if symbol == K.SPACE:
+            s.live_ik = not s.live_ik
+            s.info(f"Live IK {'on' if s.live_ik else 'off'}")
+            return True
+        site = s.selected_site or s.hover_site
+        if site is None or s.drag is not None:
+            return False
+        if symbol == K.P:
+            actions.toggle_pin(s, site)
+            return True
+        if symbol == K.O:
+            actions.set_oriented(s, site, not s.doc.effector(site).oriented)
+            s.selected_site = site
+            return True
+        if symbol in (K.DELETE, K.BACKSPACE):
+            actions.free(s, site)
+            return True
+        return False
+
+    def on_key_release(self, symbol, modifiers) -> bool:
+        self.state.keys_down.discard(symbol)
+        return False

@@ -1,0 +1,333 @@
+"""What the viewport shows, as plain arrays: instances of a few primitives, built per frame.
+
+:func:`build_view` turns the state into per-primitive instance records (vectorised numpy, no
+GL) that the renderer uploads as they are, and that picking uses too, so what is picked is
+exactly what is drawn. An instance record is 16 float32: the three columns of the linear part
+(rotation times per-axis scale), the translation, and an RGBA colour. The unit primitives are a
+sphere (radius 1), a cylinder (radius 1, from z = 0 to z = 1), a cube (half-size 1) and a torus
+(major radius 1, in the XY plane).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from .state import PINNED, AppState
+
+# colours (linear-ish RGB in [0, 1])
+BONE = (0.70, 0.72, 0.78)
+JOINT = (0.86, 0.87, 0.90)
+AT_LIMIT = (0.92, 0.20, 0.18)
+SELECTED_JOINT = (0.25, 0.80, 0.95)
+HOVER_JOINT = (0.60, 0.90, 1.00)
+HANDLE_FREE = (0.35, 0.85, 0.45, 0.55)
+HANDLE_TARGET = (1.00, 0.80, 0.15, 0.95)
+HANDLE_PINNED = (0.85, 0.25, 0.75, 0.95)
+HANDLE_SELECTED = (1.00, 1.00, 1.00, 1.00)
+ERROR_LINE = (1.00, 0.45, 0.10, 0.95)
+RING_COLORS = ((0.95, 0.25, 0.25, 0.95), (0.30, 0.90, 0.30, 0.95), (0.30, 0.50, 1.00, 0.95))
+
+FREE_SCALE = 0.6  # free handles, relative to handle_px
+RING_PX = 55.0  # ring radius on screen, pixels
+RING_SAMPLES = 64
+
+
+@dataclass
+class ViewGeometry:
+    """Instances (``(N, 16)`` float32 each) and handle data for one frame.
+
+    Attributes:
+        spheres, cylinders: the character (depth-tested).
+        free_spheres: handles of free effectors (small, drawn over the character).
+        overlay_spheres, overlay_cubes, overlay_cylinders, overlay_tori: handles of constrained
+            and selected effectors, error lines, orientation gizmo (drawn over everything).
+        joint_radius: ``(J,)`` m, bone_radius ``(J,)`` m (per child joint), used by picking.
+        handle_sites: ``(H,)`` site indices of the handles, handle_pos ``(H, 3)``, handle_radius
+            ``(H,)`` m.
+        ring_centre ``(3,)``, ring_axes ``(3, 3)`` (columns), ring_radius (m): the rotate gizmo of
+            the selected 6-D target, or ring_centre None.
+    """
+
+    spheres: np.ndarray
+    cylinders: np.ndarray
+    free_spheres: np.ndarray
+    overlay_spheres: np.ndarray
+    overlay_cubes: np.ndarray
+    overlay_cylinders: np.ndarray
+    overlay_tori: np.ndarray
+    joint_radius: np.ndarray
+    bone_radius: np.ndarray
+    handle_sites: np.ndarray
+    handle_pos: np.ndarray
+    handle_radius: np.ndarray
+    ring_centre: np.ndarray | None = None
+    ring_axes: np.ndarray | None = None
+    ring_radius: float = 0.0
+
+
+def _rgba(c, n: int) -> np.ndarray:
+    c = np.asarray(c, dtype=np.float32)
+    if c.ndim == 1:
+        if c.shape[0] == 3:
+            c = np.append(c, np.float32(1.0))
+        return np.broadcast_to(c, (n, 4))
+    if c.shape[1] == 3:
+        c = np.concatenate([c, np.ones((len(c), 1), np.float32)], axis=1)
+    return c
+
+
+def sphere_instances(centres: np.ndarray, radius, color) -> np.ndarray:
+    centres = np.asarray(centres, float).reshape(-1, 3)
+    n = len(centres)
+    r = np.broadcast_to(np.asarray(radius, float), (n,))
+    out = np.zeros((n, 16), np.float32)
+    out[:, 0] = r
+    out[:, 4] = r
+    out[:, 8] = r
+    out[:, 9:12] = centres
+    out[:, 12:16] = _rgba(color, n)
+    return out
+
+
+def _perp_basis(d: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Two unit vectors ``(N, 3)`` orthogonal to each unit ``d`` and to each other."""
+    helper = np.where(np.abs(d[:, 2:3]) < 0.9, [[0.0, 0.0, 1.0]], [[1.0, 0.0, 0.0]])
+    u = np.cross(d, helper)
+    u /= np.linalg.norm(u, axis=1, keepdims=True)
+    v = np.cross(d, u)
+    return u, v
+
+
+def cylinder_instances(a: np.ndarray, b: np.ndarray, radius, color) -> np.ndarray:
+    """Cylinders from points ``a (N, 3)`` to ``b (N, 3)``."""
+    a = np.asarray(a, float).reshape(-1, 3)
+    b = np.asarray(b, float).reshape(-1, 3)
+    n = len(a)
+    seg = b - a
+    length = np.linalg.norm(seg, axis=1)
+    d = seg / np.maximum(length, 1e-12)[:, None]
+    d[length < 1e-12] = (0.0, 0.0, 1.0)
+    u, v = _perp_basis(d)
+    r = np.broadcast_to(np.asarray(radius, float), (n,))[:, None]
+    out = np.zeros((n, 16), np.float32)
+    out[:, 0:3] = u * r
+    out[:, 3:6] = v * r
+    out[:, 6:9] = seg
+    out[:, 9:12] = a
+    out[:, 12:16] = _rgba(color, n)
+    return out
+
+
+def framed_instances(centres: np.ndarray, axes: np.ndarray, scale, color) -> np.ndarray:
+    """Instances with a given rotation ``axes (N, 3, 3)`` (columns) and uniform ``scale (N,)``."""
+    centres = np.asarray(centres, float).reshape(-1, 3)
+    n = len(centres)
+    s = np.broadcast_to(np.asarray(scale, float), (n,))[:, None]
+    ax = np.asarray(axes, float).reshape(n, 3, 3)
+    out = np.zeros((n, 16), np.float32)
+    out[:, 0:3] = ax[:, :, 0] * s
+    out[:, 3:6] = ax[:, :, 1] * s
+    out[:, 6:9] = ax[:, :, 2] * s
+    out[:, 9:12] = centres
+    out[:, 12:16] = _rgba(color, n)
+    return out
+
+
+def skeleton_sizes(state: AppState) -> tuple[np.ndarray, np.ndarray]:
+    """``(joint radius (J,), bone radius (J,))`` in m, scaled to the character and its bones.
+
+    Computed from the rest pose (cached on the skeleton) so sizes do not change while posing.
+    """
+    skel = state.skeleton
+    cached = skel.__dict__.get("_app_sizes")
+    if cached is not None:
+        return cached
+    from ..kinematics import forward_kinematics
+
+    fk = forward_kinematics(skel, skel.rest_q)
+    pts = np.concatenate([fk.joint_positions[1:] if skel.n_joints > 1 else fk.joint_positions,
+                          fk.site_positions])
+    height = float(np.ptp(pts, axis=0).max()) if len(pts) > 1 else 1.0
+    height = height if np.isfinite(height) and height > 1e-6 else 1.0
+    J = skel.n_joints
+    bone_len = np.full(J, np.inf)  # bone ending at joint j (from its parent)
+    seg = np.linalg.norm(fk.joint_positions[1:] - fk.joint_positions[skel.parents[1:]], axis=1)
+    bone_len[1:] = seg
+    near = bone_len.copy()  # shortest bone touching each joint
+    for j in range(1, J):
+        p = skel.parents[j]
+        near[p] = min(near[p], bone_len[j])
+    for i, j in enumerate(skel.site_joint):
+        d = float(np.linalg.norm(fk.site_positions[i] - fk.joint_positions[j]))
+        if d > 1e-6:
+            near[j] = min(near[j], d)
+    near[~np.isfinite(near)] = 0.1 * height
+    joint_r = np.minimum(0.016 * height, 0.32 * near)
+    joint_r = np.maximum(joint_r, 0.002 * height)
+    bone_r = np.minimum(0.011 * height, 0.2 * np.where(np.isfinite(bone_len), bone_len, 0.5 * height))
+    bone_r = np.maximum(bone_r, 0.0015 * height)
+    sizes = (joint_r, bone_r)
+    skel.__dict__["_app_sizes"] = sizes
+    return sizes
+
+
+def joint_colors(state: AppState) -> np.ndarray:
+    """``(J, 3)`` joint colours: at a limit red, selected cyan, hovered light cyan."""
+    skel = state.skeleton
+    col = np.tile(np.array(JOINT, np.float32), (skel.n_joints, 1))
+    col[state.at_limit()] = AT_LIMIT
+    if state.hover_joint is not None and 0 <= state.hover_joint < skel.n_joints:
+        col[state.hover_joint] = HOVER_JOINT
+    if state.selected_joint is not None and 0 <= state.selected_joint < skel.n_joints:
+        col[state.selected_joint] = SELECTED_JOINT
+    return col
+
+
+def bone_segments(state: AppState) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """``(a (B, 3), b (B, 3), owner joint (B,))``: parent-to-child bones plus joint-to-site ends.
+
+    A bone belongs to the joint whose DoFs turn it (the parent end).
+    """
+    skel = state.skeleton
+    fk = state.fk
+    cached = skel.__dict__.get("_app_bones")
+    if cached is None:
+        par = np.arange(1, skel.n_joints)
+        par_owner = skel.parents[1:]
+        # leaf-joint sites (hands, feet, head tips) get a bone from their joint
+        has_child = np.zeros(skel.n_joints, bool)
+        has_child[skel.parents[1:]] = True
+        site_ok = [i for i, j in enumerate(skel.site_joint)
+                   if not has_child[j] and np.linalg.norm(skel.site_offsets[i]) > 1e-6]
+        cached = (par, par_owner, np.array(site_ok, dtype=np.int64))
+        skel.__dict__["_app_bones"] = cached
+    child, owner, sites = cached
+    a = np.concatenate([fk.joint_positions[owner], fk.joint_positions[skel.site_joint[sites]]])
+    b = np.concatenate([fk.joint_positions[child], fk.site_positions[sites]])
+    own = np.concatenate([owner, skel.site_joint[sites]])
+    return a, b, own
+
+
+def build_view(state: AppState) -> ViewGeometry:
+    """All instances for the current frame."""
+    skel = state.skeleton
+    fk = state.fk
+    cam = state.camera
+    joint_r, bone_r = skeleton_sizes(state)
+    jcol = joint_colors(state)
+    spheres = sphere_instances(fk.joint_positions, joint_r, jcol)
+    a, b, own = bone_segments(state)
+    bcol = np.tile(np.array(BONE, np.float32), (len(own), 1))
+    limit = state.at_limit()
+    bcol[limit[own]] = 0.72 * np.array(BONE, np.float32) + 0.28 * np.array(AT_LIMIT, np.float32)
+    if state.selected_joint is not None and 0 <= state.selected_joint < skel.n_joints:
+        sel = own == state.selected_joint
+        bcol[sel] = 0.5 * np.array(BONE, np.float32) + 0.5 * np.array(SELECTED_JOINT, np.float32)
+    cylinders = cylinder_instances(a, b, np.minimum(bone_r[own], 0.8 * joint_r[own]), bcol)
+
+    # handles: one per site; a constrained effector's handle is its target
+    effs = state.doc.effectors
+    S = skel.n_sites
+    hpos = np.empty((S, 3))
+    hcol = np.empty((S, 4), np.float32)
+    pinned = np.zeros(S, bool)
+    for i, e in enumerate(effs):
+        if e.active:
+            hpos[i] = e.position
+            hcol[i] = HANDLE_PINNED if e.mode == PINNED else HANDLE_TARGET
+            pinned[i] = e.mode == PINNED
+        else:
+            hpos[i] = fk.site_positions[i]
+            hcol[i] = HANDLE_FREE
+    sel_i = skel.site_index(state.selected_site) if state.selected_site in skel.site_names else -1
+    hov_i = skel.site_index(state.hover_site) if state.hover_site in skel.site_names else -1
+    px = np.array([cam.pixel_size_at(p) for p in hpos]) if S else np.zeros(0)
+    active = np.array([e.active for e in effs], bool) if S else np.zeros(0, bool)
+    # free handles are smaller (the fingertips would hide the hand), constrained ones full size
+    hrad = state.handle_px * px * np.where(active, 1.0, FREE_SCALE)
+    top = active.copy()  # drawn in the nearest depth range
+    if hov_i >= 0:
+        hcol[hov_i, :3] = np.minimum(hcol[hov_i, :3] * 1.25 + 0.1, 1.0)
+        hcol[hov_i, 3] = 1.0
+        hrad[hov_i] = max(hrad[hov_i], state.handle_px * px[hov_i])
+        top[hov_i] = True
+    if sel_i >= 0:
+        hcol[sel_i] = HANDLE_SELECTED if not effs[sel_i].active else hcol[sel_i]
+        hrad[sel_i] = 1.2 * state.handle_px * px[sel_i]
+        top[sel_i] = True
+    free = ~top & ~pinned
+    free_spheres = sphere_instances(hpos[free], hrad[free], hcol[free])
+    ov_spheres = sphere_instances(hpos[top & ~pinned], hrad[top & ~pinned], hcol[top & ~pinned])
+    ov_cubes = framed_instances(hpos[pinned], np.tile(np.eye(3), (int(pinned.sum()), 1, 1)),
+                                0.8 * hrad[pinned], hcol[pinned])
+    # selection outline: a larger translucent white shell around the selected handle, drawn
+    # after it so the handle shows through
+    if sel_i >= 0 and effs[sel_i].active:
+        shell = sphere_instances(hpos[sel_i][None], hrad[sel_i] * 1.4, (1.0, 1.0, 1.0, 0.3))
+        ov_spheres = np.concatenate([ov_spheres, shell])
+
+    # error lines: site -> target of every constrained effector
+    act = active
+    err_a = fk.site_positions[act]
+    err_b = hpos[act]
+    thin = 0.22 * hrad[act]
+    ov_cyl = [cylinder_instances(err_a, err_b, thin, ERROR_LINE),
+              sphere_instances(err_a, 0.35 * hrad[act], ERROR_LINE)]
+    ov_tori = np.zeros((0, 16), np.float32)
+    ring_centre = ring_axes = None
+    ring_radius = 0.0
+    if sel_i >= 0 and effs[sel_i].oriented:
+        e = effs[sel_i]
+        ring_centre = hpos[sel_i]
+        ring_axes = np.array(e.rotation)
+        ring_radius = RING_PX * cam.pixel_size_at(ring_centre)
+        frames = []
+        for k in range(3):
+            # torus lies in its XY plane: map its Z to the ring axis
+            ax = ring_axes[:, k]
+            u = ring_axes[:, (k + 1) % 3]
+            v = np.cross(ax, u)
+            frames.append(np.stack([u, v, ax], axis=1))
+        cols = np.array(RING_COLORS, np.float32)
+        if state.hover_ring is not None:
+            cols[state.hover_ring, :3] = np.minimum(cols[state.hover_ring, :3] + 0.35, 1.0)
+        ov_tori = framed_instances(np.tile(ring_centre, (3, 1)), np.array(frames), ring_radius, cols)
+        # the target's own axes, short and thin
+        tips = ring_centre + 0.7 * ring_radius * ring_axes.T
+        ov_cyl.append(cylinder_instances(np.tile(ring_centre, (3, 1)), tips,
+                                         0.04 * ring_radius, cols))
+        # and the site's current axes, so the orientation error is visible
+        i = sel_i
+        tips = fk.site_positions[i] + 0.45 * ring_radius * fk.site_rotations[i].T
+        ov_cyl.append(cylinder_instances(np.tile(fk.site_positions[i], (3, 1)), tips,
+                                         0.025 * ring_radius, cols * [0.7, 0.7, 0.7, 0.8]))
+    return ViewGeometry(
+        spheres=spheres, cylinders=cylinders, free_spheres=free_spheres,
+        overlay_spheres=ov_spheres, overlay_cubes=ov_cubes,
+        overlay_cylinders=np.concatenate(ov_cyl), overlay_tori=ov_tori,
+        joint_radius=joint_r, bone_radius=bone_r,
+        handle_sites=np.arange(S), handle_pos=hpos,
+        handle_radius=np.maximum(hrad, 7.0 * px),  # picking: at least 7 px
+        ring_centre=ring_centre, ring_axes=ring_axes, ring_radius=ring_radius)
+
+
+def grid_lines(half: float = 5.0, step: float = 0.25) -> tuple[np.ndarray, np.ndarray]:
+    """Ground grid (z = 0): ``(positions (V, 3), colours (V, 4))`` for GL lines.
+
+    Every metre darker, the X axis red and the Y axis green.
+    """
+    n = int(round(half / step))
+    pos, col = [], []
+    for i in range(-n, n + 1):
+        c = i * step
+        major = i % int(round(1.0 / step)) == 0
+        base = (0.62, 0.64, 0.68, 0.55) if major else (0.55, 0.57, 0.60, 0.25)
+        cx = (0.90, 0.30, 0.30, 0.9) if i == 0 else base  # the line y = 0 is the X axis
+        cy = (0.35, 0.85, 0.35, 0.9) if i == 0 else base
+        pos += [(-half, c, 0.0), (half, c, 0.0)]
+        col += [cx, cx]
+        pos += [(c, -half, 0.0), (c, half, 0.0)]
+        col += [cy, cy]
+    return np.array(pos, np.float32), np.array(col, np.float32)

@@ -1,0 +1,331 @@
+"""One frame of the app: IK update, imgui panels, 3-D render and imgui render, on any moderngl
+context (a pyglet window, an EGL standalone context, pyglet headless).
+
+:class:`GuiApp` also exposes pyglet-style input handlers (``on_mouse_press(x, y, button,
+modifiers)`` ...): the window pushes them as pyglet handlers and tests call them with
+synthetic events, so both go through the same code. Each event goes to imgui first; the
+viewport controller gets it when imgui does not want it (or when a viewport drag is under way).
+"""
+
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass
+from pathlib import Path
+
+from imgui_bundle import imgui, implot
+
+from . import actions
+from . import keys as K
+from .controller import ViewportController
+from .geometry import build_view
+from .imgui_input import ImguiInput
+from .render.imgui_renderer import ImguiRenderer
+from .render.scene_renderer import SceneRenderer
+from .state import AppState
+from .ui.chrome import (
+    draw_help_window,
+    draw_menu_bar,
+    draw_messages,
+    draw_status_bar,
+    draw_view_hint,
+    setup_layout,
+)
+from .ui.files import draw_file_browser_panel, open_browser
+from .ui.panels import (
+    draw_clip_panel,
+    draw_context_menu,
+    draw_effectors_panel,
+    draw_joint_panel,
+    draw_skeleton_panel,
+)
+from .ui.plot_panel import draw_plot_panel
+from .ui.solver_panel import draw_solver_panel
+
+FONT_SIZE = 15.0
+PANEL_BG = (0.11, 0.12, 0.14)
+
+
+@dataclass
+class FrameTimes:
+    """Milliseconds spent in one frame, by part."""
+
+    ik: float = 0.0
+    ui: float = 0.0
+    render: float = 0.0
+
+    @property
+    def total(self) -> float:
+        return self.ik + self.ui + self.render
+
+
+def _font_path() -> Path | None:
+    import imgui_bundle
+
+    p = Path(imgui_bundle.__file__).parent / "assets" / "fonts" / "Roboto" / "Roboto-Regular.ttf"
+    return p if p.is_file() else None
+
+
+class GuiApp:
+    """The whole app on a moderngl context.
+
+    Args:
+        ctx: the moderngl context (its current framebuffer is drawn into, see :meth:`frame`).
+        state: the app state.
+        size: window size in pixels ``(w, h)``.
+        fb_scale: framebuffer pixels per window pixel (HiDPI).
+    """
+
+    def __init__(self, ctx, state: AppState, size: tuple[int, int], fb_scale: float = 1.0):
+        self.ctx = ctx
+        self.state = state
+        self.imgui_ctx = imgui.create_context()
+        self.implot_ctx = implot.create_context()
+        io = imgui.get_io()
+        io.set_ini_filename(None)  # the layout is rebuilt each start: no imgui.ini litter
+        io.config_flags |= imgui.ConfigFlags_.docking_enable
+        io.config_windows_move_from_title_bar_only = True
+        font = _font_path()
+        if font is not None:
+            io.fonts.add_font_from_file_ttf(str(font), FONT_SIZE)
+        self._style()
+        self.fb_scale = fb_scale
+        self.input = ImguiInput(size[1])
+        self.resize(*size)
+        self.imgui_renderer = ImguiRenderer(ctx)
+        self.scene_renderer = SceneRenderer(ctx)
+        self.controller = ViewportController(state, file_browser=lambda m: open_browser(state, m))
+        self.layout_done = False
+        self.retained = True  # redraw only the UI that changed (see ImguiRenderer.plan)
+        self._canvas = None
+        self._canvas_color = None
+        self.last = FrameTimes()
+        self._t_last = time.perf_counter()
+
+    def _style(self) -> None:
+        imgui.style_colors_dark()
+        st = imgui.get_style()
+        st.window_rounding = 4.0
+        st.frame_rounding = 3.0
+        st.grab_rounding = 3.0
+        st.window_border_size = 1.0
+        st.frame_padding = (6.0, 4.0)
+        st.item_spacing = (8.0, 5.0)
+        st.indent_spacing = 12.0  # body95's tree is ten joints deep
+        # opaque backgrounds: nothing of the 3-D view or of older frames shows through panels
+        st.set_color_(imgui.Col_.window_bg, (*PANEL_BG, 1.0))
+        st.set_color_(imgui.Col_.popup_bg, (0.09, 0.10, 0.12, 1.0))
+        st.set_color_(imgui.Col_.menu_bar_bg, (0.15, 0.16, 0.18, 1.0))
+        st.set_color_(imgui.Col_.title_bg_active, (0.18, 0.30, 0.46, 1.0))
+        st.set_color_(imgui.Col_.tab_selected, (0.22, 0.38, 0.58, 1.0))
+
+    # ---------------------------------------------------------------- window events
+    def resize(self, width: int, height: int) -> None:
+        io = imgui.get_io()
+        io.display_size = (float(width), float(height))
+        io.display_framebuffer_scale = (self.fb_scale, self.fb_scale)
+        self.state.window_size = (int(width), int(height))
+        self.input.on_resize(width, height)
+
+    on_resize = resize
+
+    def _imgui_wants_mouse(self) -> bool:
+        return bool(imgui.get_io().want_capture_mouse)
+
+    def on_mouse_motion(self, x, y, dx, dy):
+        self.input.on_mouse_motion(x, y, dx, dy)
+        if self._imgui_wants_mouse() and self.controller.mode is None:
+            s = self.state
+            s.hover_site = s.hover_joint = s.hover_ring = None
+            return
+        self.controller.on_mouse_motion(x, y, dx, dy)
+
+    def on_mouse_press(self, x, y, button, modifiers):
+        self.input.on_mouse_press(x, y, button, modifiers)
+        if not self._imgui_wants_mouse():
+            self.controller.on_mouse_press(x, y, button, modifiers)
+
+    def on_mouse_drag(self, x, y, dx, dy, buttons, modifiers):
+        self.input.on_mouse_drag(x, y, dx, dy, buttons, modifiers)
+        self.controller.on_mouse_drag(x, y, dx, dy, buttons, modifiers)
+
+    def on_mouse_release(self, x, y, button, modifiers):
+        self.input.on_mouse_release(x, y, button, modifiers)
+        self.controller.on_mouse_release(x, y, button, modifiers)
+
+    def on_mouse_scroll(self, x, y, scroll_x, scroll_y):
+        self.input.on_mouse_scroll(x, y, scroll_x, scroll_y)
+        if not self._imgui_wants_mouse():
+            self.controller.on_mouse_scroll(x, y, scroll_x, scroll_y)
+
+    def on_mouse_leave(self, x, y):
+        self.input.on_mouse_leave(x, y)
+
+    def on_key_press(self, symbol, modifiers):
+        self.input.on_key_press(symbol, modifiers)
+        io = imgui.get_io()
+        ctrl = modifiers & (K.MOD_CTRL | K.MOD_COMMAND)
+        if io.want_text_input and not (ctrl and symbol == K.S):
+            return
+        if symbol == K.F1:
+            self.state.show_help = not self.state.show_help
+            return
+        if ctrl and symbol == K.Q:
+            self.state.quit_requested = True
+            return
+        self.controller.on_key_press(symbol, modifiers)
+
+    def on_key_release(self, symbol, modifiers):
+        self.input.on_key_release(symbol, modifiers)
+        self.controller.on_key_release(symbol, modifiers)
+
+    def on_text(self, text):
+        self.input.on_text(text)
+
+    def on_file_drop(self, x, y, paths):
+        """A file dropped onto the window: open it (errors become a message)."""
+        if paths:
+            actions.open_into(self.state, paths[0])
+
+    # ---------------------------------------------------------------- frame
+    def build_ui(self) -> None:
+        """All panels (between imgui.new_frame and imgui.render)."""
+        s = self.state
+        draw_menu_bar(s)
+        draw_status_bar(s)
+        vp = imgui.get_main_viewport()
+        dock_id = imgui.get_id("MainDock")
+        if not self.layout_done:
+            setup_layout(dock_id, vp.work_size)
+            self.layout_done = True
+        imgui.dock_space_over_viewport(dock_id, vp, imgui.DockNodeFlags_.passthru_central_node)
+        node = imgui.internal.dock_builder_get_central_node(dock_id)
+        if node is not None:
+            s.view_rect = (int(node.pos.x - vp.pos.x), int(node.pos.y - vp.pos.y),
+                           max(int(node.size.x), 1), max(int(node.size.y), 1))
+        draw_skeleton_panel(s)
+        draw_joint_panel(s)
+        draw_clip_panel(s)
+        draw_solver_panel(s)
+        draw_effectors_panel(s)
+        draw_plot_panel(s)
+        draw_context_menu(s)
+        draw_file_browser_panel(s)
+        draw_help_window(s)
+        draw_messages(s)
+        draw_view_hint(s)
+
+    def canvas(self):
+        """The framebuffer the app draws into (kept between frames, so unchanged panels need
+        not be drawn again); :meth:`present` copies it to the screen."""
+        W, H = self.state.window_size
+        size = (max(int(W * self.fb_scale), 1), max(int(H * self.fb_scale), 1))
+        if self._canvas is None or self._canvas.size != size:
+            if self._canvas is not None:
+                for a in (*self._canvas.color_attachments, self._canvas.depth_attachment):
+                    a.release()
+                self._canvas.release()
+                self._canvas_color.release()
+            ctx = self.ctx
+            color = ctx.texture(size, 4)
+            self._canvas = ctx.framebuffer(color_attachments=[color],
+                                           depth_attachment=ctx.depth_renderbuffer(size))
+            # colour only: blitting depth to a screen whose depth format differs fails
+            self._canvas_color = ctx.framebuffer(color_attachments=[color])
+            self.imgui_renderer._last_layout = None  # a new canvas holds nothing: draw it all
+        return self._canvas
+
+    def frame(self, dt: float | None = None) -> FrameTimes:
+        """Update and draw one frame into :meth:`canvas`.
+
+        Args:
+            dt: seconds since the last frame (measured when None).
+
+        Returns:
+            The frame's :class:`FrameTimes` (ms).
+        """
+        now = time.perf_counter()
+        if dt is None:
+            dt = now - self._t_last
+        self._t_last = now
+        s = self.state
+        imgui.set_current_context(self.imgui_ctx)  # several GuiApps may live in one process
+        implot.set_current_context(self.implot_ctx)
+        t0 = time.perf_counter()
+        actions.update(s, dt)  # the IK
+        t1 = time.perf_counter()
+        io = imgui.get_io()
+        io.delta_time = max(float(dt), 1e-4)
+        imgui.new_frame()
+        self.build_ui()
+        imgui.render()
+        draw_data = imgui.get_draw_data()
+        t2 = time.perf_counter()
+        canvas = self.canvas()
+        canvas.use()
+        sc = self.fb_scale
+        fbh = canvas.size[1]
+        x, y, w, h = s.view_rect
+        cam = s.camera
+        cam.width, cam.height = w, h
+        live = (float(x), float(y), float(x + w), float(y + h)) if self.retained else None
+        clear, lists = self.imgui_renderer.plan(draw_data, live)
+        if clear is None:  # repaint everything
+            self.ctx.scissor = None
+            canvas.clear(*PANEL_BG, 1.0, depth=1.0)
+        else:  # repaint the UI regions that changed (see ImguiRenderer.plan)
+            for x0, y0, x1, y1 in clear:
+                r = (int(x0 * sc), int(fbh - y1 * sc), int((x1 - x0) * sc), int((y1 - y0) * sc))
+                canvas.clear(*PANEL_BG, 1.0, viewport=r)
+        rect = (int(x * sc), int(fbh - (y + h) * sc), int(w * sc), int(h * sc))
+        self.scene_renderer.render(s, build_view(s), rect)
+        self.imgui_renderer.render(draw_data, fb_height=fbh, lists=lists)
+        t3 = time.perf_counter()
+        self.last = FrameTimes(1e3 * (t1 - t0), 1e3 * (t2 - t1), 1e3 * (t3 - t2))
+        s.stats.tick(self.last.total)
+        return self.last
+
+    def present(self, target) -> None:
+        """Copy the canvas to ``target`` (the window's screen framebuffer)."""
+        self.canvas()
+        self.ctx.scissor = None
+        self.ctx.copy_framebuffer(target, self._canvas_color)
+
+    def release(self) -> None:
+        self.imgui_renderer.release()
+        self.scene_renderer.release()
+        implot.destroy_context(self.implot_ctx)
+        imgui.destroy_context(self.imgui_ctx)
+
+
+class Offscreen:
+    """A :class:`GuiApp` on an EGL standalone context (tests, benchmarks, screenshots without a
+    display). Pixels are read from the app's canvas."""
+
+    def __init__(self, state: AppState, size: tuple[int, int] = (1280, 800), ctx=None):
+        import moderngl
+
+        self.ctx = ctx or moderngl.create_standalone_context(backend="egl")
+        self.gui = GuiApp(self.ctx, state, size)
+        self.state = state
+        self.size = size
+
+    def frame(self, dt: float = 1.0 / 60.0) -> FrameTimes:
+        return self.gui.frame(dt)
+
+    def finish(self) -> None:
+        self.ctx.finish()
+
+    def pixels(self):
+        """``(H, W, 3)`` uint8 of the last frame, first row at the top."""
+        from .render.png import read_framebuffer
+
+        return read_framebuffer(self.gui.canvas())
+
+    def screenshot(self, path) -> None:
+        from .render.png import write_png
+
+        write_png(path, self.pixels())
+
+    def release(self) -> None:
+        self.gui.release()

@@ -1,0 +1,118 @@
+"""Mouse picking by ray casting against what :func:`animik.app.geometry.build_view` draws.
+
+Pixels are viewport pixels (origin top-left). Handles are spheres of constant screen size, the
+character is joint spheres and bone capsules; the nearest hit along the ray wins. The rotate
+rings of a 6-D target are picked in screen space (distance to the projected ring < a few px).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from .camera import OrbitCamera
+from .geometry import RING_SAMPLES, ViewGeometry, bone_segments
+from .state import AppState
+
+HANDLE_SLACK = 1.25  # pick handles a little outside their drawn radius
+RING_PICK_PX = 7.0
+
+
+def ray_spheres(origin: np.ndarray, direction: np.ndarray, centres: np.ndarray,
+                radii: np.ndarray) -> np.ndarray:
+    """Distance along the ray to each sphere ``(N,)`` (inf where missed or behind)."""
+    oc = np.asarray(centres, float) - origin
+    tc = oc @ direction
+    d2 = np.einsum("ij,ij->i", oc, oc) - tc * tc
+    r2 = np.asarray(radii, float) ** 2
+    hit = d2 <= r2
+    th = np.sqrt(np.maximum(r2 - d2, 0.0))
+    t = np.where(tc - th > 0, tc - th, tc + th)
+    return np.where(hit & (t > 0), t, np.inf)
+
+
+def ray_capsules(origin: np.ndarray, direction: np.ndarray, a: np.ndarray, b: np.ndarray,
+                 radii: np.ndarray) -> np.ndarray:
+    """Approximate distance along the ray to capsules ``a-b`` ``(N,)`` (inf where missed).
+
+    Uses the closest points between the ray and each segment: a hit when they are within the
+    radius (exact for the capsule's axis distance; the returned depth is that of the closest
+    point, which is all picking needs).
+    """
+    a = np.asarray(a, float)
+    u = np.asarray(b, float) - a
+    w0 = origin - a
+    uu = np.einsum("ij,ij->i", u, u)
+    ud = u @ direction
+    uw = np.einsum("ij,ij->i", u, w0)
+    dw = w0 @ direction
+    den = uu - ud * ud  # |d| = 1
+    s = np.where(den > 1e-12, (uw - ud * dw) / np.maximum(den, 1e-12), 0.0)
+    s = np.clip(np.where(uu > 1e-12, s, 0.0), 0.0, 1.0)
+    t = s * ud - dw  # closest ray parameter to the segment point a + s u
+    t = np.maximum(t, 0.0)
+    pr = origin + t[:, None] * direction
+    ps = a + s[:, None] * u
+    dist = np.linalg.norm(pr - ps, axis=1)
+    return np.where((dist <= radii) & (t > 0), t, np.inf)
+
+
+def pick_handle(state: AppState, geom: ViewGeometry, px: float, py: float) -> str | None:
+    """The site whose handle is under viewport pixel ``(px, py)``, nearest first, or None."""
+    if not len(geom.handle_pos):
+        return None
+    o, d = state.camera.ray(px, py)
+    t = ray_spheres(o, d, geom.handle_pos, geom.handle_radius * HANDLE_SLACK)
+    hit = np.flatnonzero(np.isfinite(t))
+    if not len(hit):
+        return None
+    # Handles have a constant screen size and overlap on the hands: the one whose centre is
+    # nearest the cursor on screen wins; the nearest along the ray breaks ties (within 1 px).
+    scr = np.linalg.norm(state.camera.project(geom.handle_pos[hit])[:, :2] - [px, py], axis=1)
+    order = np.lexsort((t[hit], np.floor(scr)))
+    i = int(hit[order[0]])
+    return state.skeleton.site_names[int(geom.handle_sites[i])]
+
+
+def pick_joint(state: AppState, geom: ViewGeometry, px: float, py: float) -> int | None:
+    """The joint under ``(px, py)``: its sphere, or a bone it turns; None on background."""
+    o, d = state.camera.ray(px, py)
+    fk = state.fk
+    tj = ray_spheres(o, d, fk.joint_positions, geom.joint_radius * 1.15)
+    a, b, own = bone_segments(state)
+    tb = ray_capsules(o, d, a, b, np.maximum(geom.bone_radius[own], 0.6 * geom.joint_radius[own]) * 1.3)
+    best_j = int(np.argmin(tj)) if len(tj) else -1
+    best_b = int(np.argmin(tb)) if len(tb) else -1
+    t_j = tj[best_j] if best_j >= 0 else np.inf
+    t_b = tb[best_b] if best_b >= 0 else np.inf
+    if not np.isfinite(min(t_j, t_b)):
+        return None
+    return best_j if t_j <= t_b else int(own[best_b])
+
+
+def ring_points(geom: ViewGeometry, axis: int) -> np.ndarray:
+    """``(RING_SAMPLES + 1, 3)`` world points around rotate ring ``axis`` (closed loop)."""
+    ax = geom.ring_axes
+    u = ax[:, (axis + 1) % 3]
+    v = np.cross(ax[:, axis], u)
+    t = np.linspace(0.0, 2 * np.pi, RING_SAMPLES + 1)
+    return geom.ring_centre + geom.ring_radius * (np.cos(t)[:, None] * u + np.sin(t)[:, None] * v)
+
+
+def pick_ring(state: AppState, geom: ViewGeometry, px: float, py: float) -> int | None:
+    """Axis index (0, 1, 2) of the rotate ring under ``(px, py)``, or None."""
+    if geom.ring_centre is None:
+        return None
+    cam: OrbitCamera = state.camera
+    best, best_d = None, RING_PICK_PX
+    for k in range(3):
+        s = cam.project(ring_points(geom, k))
+        if not np.all(np.isfinite(s[:, 2])):
+            continue
+        p0, p1 = s[:-1, :2], s[1:, :2]
+        seg = p1 - p0
+        ll = np.maximum(np.einsum("ij,ij->i", seg, seg), 1e-12)
+        tt = np.clip(np.einsum("ij,ij->i", [px, py] - p0, seg) / ll, 0.0, 1.0)
+        dist = np.linalg.norm(p0 + tt[:, None] * seg - [px, py], axis=1).min()
+        if dist < best_d:
+            best, best_d = k, dist
+    return best

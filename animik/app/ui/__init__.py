@@ -1,0 +1,1 @@
+"""The imgui panels: each ``draw_<name>_panel(state)`` draws one window."""

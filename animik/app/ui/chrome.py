@@ -1,0 +1,228 @@
+"""Menu bar, status bar, message banner, help window and the docking layout."""
+
+from __future__ import annotations
+
+import time
+
+from imgui_bundle import imgui
+
+from .. import actions
+from ..state import AppState
+from .files import open_browser
+
+DIM = (0.65, 0.67, 0.70, 1.0)
+STATUS_HEIGHT = 26.0
+LEFT_PANELS = ("Skeleton", "Joint")
+RIGHT_PANELS = ("Solver", "Effectors")
+BOTTOM_RIGHT = ("Plot",)
+
+HELP: tuple[tuple[str, tuple[tuple[str, str], ...]], ...] = (
+    ("Mouse (in the 3-D view)", (
+        ("left-drag a handle", "move its target in the view plane"),
+        ("  + hold X / Y / Z", "along that world axis only"),
+        ("  + hold Shift", "along the dominant axis of the motion"),
+        ("left-drag a ring", "turn a 6-D target (select its handle first)"),
+        ("left-click joint / bone", "select the joint: its DoFs go to the Joint panel"),
+        ("left-drag empty space", "orbit (a click clears the selection)"),
+        ("middle-drag", "orbit (Shift: pan)"),
+        ("right-drag", "pan"),
+        ("right-click a handle", "pin / target / free / 6-D menu"),
+        ("wheel", "zoom"),
+    )),
+    ("Keys", (
+        ("F", "frame the selection"),
+        ("Home, R", "reset the view"),
+        ("arrows, Shift+arrows", "orbit, pan"),
+        ("+ / -, PgUp / PgDn", "zoom"),
+        ("P", "pin / unpin the selected effector"),
+        ("O", "6-D target (orientation) on / off"),
+        ("Del, Backspace", "free the effector"),
+        ("Esc", "cancel a drag / clear the selection"),
+        ("Ctrl+Z", "undo"),
+        ("Ctrl+Shift+Z, Ctrl+Y", "redo"),
+        ("Ctrl+S, Ctrl+Shift+S", "save, save as"),
+        ("Ctrl+O", "open"),
+        ("Space", "live IK on / off"),
+    )),
+    ("Handles and colours", (
+        ("green sphere", "free effector (follows the body)"),
+        ("yellow sphere", "target: a goal the IK pulls the effector to"),
+        ("magenta cube", "pin: held where it was pinned"),
+        ("orange line", "from an effector to its target"),
+        ("red joint", "a DoF at its limit"),
+        ("drop a file", "open a scene / rig (.toml) or a motion (.bvh)"),
+    )),
+)
+
+
+def draw_menu_bar(state: AppState) -> None:
+    if not imgui.begin_main_menu_bar():
+        return
+    if imgui.begin_menu("File"):
+        if imgui.menu_item_simple("Open...", "Ctrl+O"):
+            open_browser(state, "open")
+        if imgui.begin_menu("Built-in rig"):
+            from ...rigs import list_rigs
+
+            for name in list_rigs():
+                if imgui.menu_item_simple(name):
+                    actions.open_into(state, name)
+            imgui.end_menu()
+        d = actions.scenes_dir()
+        if d is not None and imgui.begin_menu("Built-in scene"):
+            for p in sorted(d.glob("*.toml")):
+                if imgui.menu_item_simple(p.stem):
+                    actions.open_into(state, p)
+            imgui.end_menu()
+        imgui.separator()
+        if imgui.menu_item_simple("Save", "Ctrl+S"):
+            actions.save(state)
+        if imgui.menu_item_simple("Save as...", "Ctrl+Shift+S"):
+            open_browser(state, "save")
+        imgui.separator()
+        if imgui.menu_item_simple("Quit", "Ctrl+Q"):
+            state.quit_requested = True
+        imgui.end_menu()
+    if imgui.begin_menu("Edit"):
+        h = state.history
+        if imgui.menu_item_simple("Undo " + (h.entries[h.index][0] if h.can_undo() else ""),
+                                  "Ctrl+Z", False, h.can_undo()):
+            actions.undo(state)
+        nxt = h.entries[h.index + 1][0] if h.can_redo() else ""
+        if imgui.menu_item_simple("Redo " + nxt, "Ctrl+Shift+Z", False, h.can_redo()):
+            actions.redo(state)
+        imgui.separator()
+        if imgui.menu_item_simple("Free all effectors"):
+            actions.free_all(state)
+        if imgui.menu_item_simple("Reset pose"):
+            actions.reset_pose(state)
+        imgui.end_menu()
+    if imgui.begin_menu("View"):
+        if imgui.menu_item_simple("Frame selection", "F"):
+            actions.frame_selected(state)
+        if imgui.menu_item_simple("Reset view", "Home"):
+            state.camera.reset()
+        _, state.show_shadow = imgui.menu_item("Ground shadow", "", state.show_shadow)
+        imgui.set_next_item_width(120)
+        _, state.handle_px = imgui.slider_float("handle size", state.handle_px, 4.0, 20.0, "%.0f px")
+        imgui.end_menu()
+    if imgui.begin_menu("Help"):
+        if imgui.menu_item_simple("Controls", "F1", state.show_help):
+            state.show_help = not state.show_help
+        imgui.end_menu()
+    imgui.end_main_menu_bar()
+
+
+def draw_status_bar(state: AppState) -> None:
+    """fps, IK time per frame, DoF count, error and iterations, and the scene file."""
+    vp = imgui.get_main_viewport()
+    flags = (imgui.WindowFlags_.no_scrollbar | imgui.WindowFlags_.no_saved_settings
+             | imgui.WindowFlags_.menu_bar)
+    if imgui.internal.begin_viewport_side_bar("##status", vp, imgui.Dir.down, STATUS_HEIGHT, flags):
+        if imgui.begin_menu_bar():
+            st = state.stats
+            skel = state.skeleton
+            n_act = sum(e.active for e in state.doc.effectors)
+            imgui.text(f"{st.fps:5.1f} fps")
+            imgui.separator()
+            imgui.text(f"IK {st.ik_ms_recent():5.2f} ms/frame")
+            imgui.separator()
+            imgui.text(f"{skel.n_dof} DoF")
+            imgui.separator()
+            imgui.text(f"{n_act}/{skel.n_sites} effectors constrained")
+            imgui.separator()
+            imgui.text(f"error {st.last_error_mm:7.2f} mm, {st.last_iterations} it")
+            imgui.separator()
+            imgui.text(f"solver {state.doc.solver.name}{'' if state.live_ik else ' (paused)'}")
+            imgui.separator()
+            path = state.scene_path or state.doc.rig
+            imgui.text_colored(DIM, f"{path}")
+            imgui.end_menu_bar()
+    imgui.end()
+
+
+def draw_messages(state: AppState) -> None:
+    """A banner at the top of the 3-D view: errors stay until dismissed, notices fade out."""
+    now = time.monotonic()
+    state.messages[:] = [m for m in state.messages if m.level == "error" or now - m.time < 4.0]
+    if not state.messages:
+        return
+    x, y, w, _ = state.view_rect
+    imgui.set_next_window_pos((x + w * 0.5, y + 8), imgui.Cond_.always, (0.5, 0.0))
+    imgui.set_next_window_size_constraints((200, 0), (max(w - 40, 220), 400))
+    imgui.set_next_window_bg_alpha(0.92)
+    flags = (imgui.WindowFlags_.no_decoration | imgui.WindowFlags_.always_auto_resize
+             | imgui.WindowFlags_.no_saved_settings | imgui.WindowFlags_.no_docking
+             | imgui.WindowFlags_.no_focus_on_appearing | imgui.WindowFlags_.no_nav)
+    has_error = any(m.level == "error" for m in state.messages)
+    if has_error:
+        imgui.push_style_color(imgui.Col_.window_bg, (0.45, 0.10, 0.10, 0.95))
+    if imgui.begin("##messages", None, flags)[0]:
+        for m in state.messages[-4:]:
+            color = (1.0, 0.85, 0.85, 1.0) if m.level == "error" else (0.85, 0.95, 0.85, 1.0)
+            imgui.push_text_wrap_pos(max(w - 80, 200))
+            imgui.text_colored(color, ("Error: " if m.level == "error" else "") + m.text)
+            imgui.pop_text_wrap_pos()
+        if has_error and imgui.small_button("Dismiss"):
+            state.messages.clear()
+    imgui.end()
+    if has_error:
+        imgui.pop_style_color()
+
+
+def draw_help_window(state: AppState) -> None:
+    if not state.show_help:
+        return
+    vp = imgui.get_main_viewport()
+    imgui.set_next_window_pos((vp.pos.x + vp.size.x * 0.5, vp.pos.y + vp.size.y * 0.5),
+                              imgui.Cond_.appearing, (0.5, 0.5))
+    imgui.set_next_window_size((560, 0), imgui.Cond_.appearing)
+    visible, still = imgui.begin("Controls", True, imgui.WindowFlags_.no_docking)
+    if visible:
+        for title, rows in HELP:
+            imgui.separator_text(title)
+            if imgui.begin_table(f"##{title}", 2, imgui.TableFlags_.sizing_fixed_fit):
+                for key, what in rows:
+                    imgui.table_next_row()
+                    imgui.table_next_column()
+                    imgui.text_colored((0.95, 0.85, 0.5, 1.0), key)
+                    imgui.table_next_column()
+                    imgui.text(what)
+                imgui.end_table()
+    if not still:
+        state.show_help = False
+    imgui.end()
+
+
+def draw_view_hint(state: AppState) -> None:
+    """One line of help at the bottom of the 3-D view."""
+    x, y, w, h = state.view_rect
+    dl = imgui.get_background_draw_list()
+    text = ("drag handle: move target (hold X/Y/Z: axis)   click joint: edit DoFs   "
+            "drag empty: orbit   P pin   F1 help")
+    dl.add_text((x + 8, y + h - 22), imgui.get_color_u32((0.8, 0.82, 0.86, 0.75)), text)
+
+
+def setup_layout(dockspace_id: int, size) -> None:
+    """The default docking layout: skeleton + joint on the left, solver + effectors and the
+    plot on the right, the 3-D view in the middle."""
+    internal = imgui.internal
+    internal.dock_builder_remove_node(dockspace_id)
+    internal.dock_builder_add_node(dockspace_id, imgui.DockNodeFlags_.passthru_central_node
+                                   | internal.DockNodeFlagsPrivate_.dock_space)
+    internal.dock_builder_set_node_size(dockspace_id, size)
+    def split(node, direction, ratio):
+        r = internal.dock_builder_split_node(node, direction, ratio)
+        return r.id_at_dir, r.id_at_opposite_dir
+
+    left, rest = split(dockspace_id, imgui.Dir.left, 0.21)
+    right, _centre = split(rest, imgui.Dir.right, 0.30)
+    left_top, left_bottom = split(left, imgui.Dir.up, 0.58)
+    right_top, right_bottom = split(right, imgui.Dir.up, 0.64)
+    internal.dock_builder_dock_window("Skeleton", left_top)
+    internal.dock_builder_dock_window("Joint", left_bottom)
+    internal.dock_builder_dock_window("Clip", left_bottom)
+    internal.dock_builder_dock_window("Solver", right_top)
+    internal.dock_builder_dock_window("Effectors", right_top)
+    internal.dock_builder_dock_window("Plot", right_bottom)
+    internal.dock_builder_finish(dockspace_id)
