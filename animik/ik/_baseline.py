@@ -17,7 +17,7 @@ from typing import Any
 import numpy as np
 
 from ..errors import ShapeError, UnknownNameError, names_hint
-from .common import DEFAULT_TOL_POSITION, DEFAULT_TOL_ROTATION, StallDetector, check_positive
+from .common import DEFAULT_TOL_POSITION, DEFAULT_TOL_ROTATION, StallDetector, check_positive, check_q0
 
 # Options every baseline accepts (solver modules add their own).
 COMMON_DEFAULTS: dict[str, Any] = {
@@ -152,3 +152,17 @@ class Loop:
         if self.stall.update(it, err):
             return "stalled"
         return None
+
+
+def start(problem, q0: np.ndarray, opts: Mapping[str, Any]):
+    """Common set-up of a baseline solve.
+
+    Returns:
+        ``(q, ws, loop, lower, upper)``: the validated start pose clipped into the limits, a
+        :class:`~animik.ik.problem.ProblemWorkspace` already evaluated at it, the
+        :class:`Loop` bookkeeping and the skeleton's limits.
+    """
+    q = check_q0(problem, q0)
+    ws = problem.workspace()
+    ws.evaluate(q)
+    return q, ws, Loop(opts), problem.skeleton.lower, problem.skeleton.upper

@@ -34,8 +34,8 @@ import numpy as np
 from scipy.linalg.lapack import dpotrf, dpotrs
 
 from ..errors import ShapeError
-from ._baseline import Loop, bound_step, check_choice, parse_options, solve_with_clamping
-from .common import check_positive, check_q0, make_result
+from ._baseline import bound_step, check_choice, parse_options, solve_with_clamping, start
+from .common import check_positive, make_result
 from .problem import IKProblem
 from .result import IKResult
 
@@ -129,12 +129,7 @@ def solve(problem: IKProblem, q0: np.ndarray, **options) -> IKResult:
         if np.isfinite(s) and s > 0:
             lam = min(max(s, lam_min), lam_max)
 
-    skel = problem.skeleton
-    lo, hi = skel.lower, skel.upper
-    q = check_q0(problem, q0)
-    ws = problem.workspace()
-    ws.evaluate(q)
-    loop = Loop(o)
+    q, ws, loop, lo, hi = start(problem, q0, o)
     err = float(np.linalg.norm(ws.e))
     e_old, jac_old, se_old = ws.e.copy(), ws.jac.copy(), ws.site_error.copy()
     q_new = np.empty_like(q)

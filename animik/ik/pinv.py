@@ -19,8 +19,8 @@ from __future__ import annotations
 import numpy as np
 
 from ..errors import ShapeError
-from ._baseline import Loop, bound_step, parse_options, solve_with_clamping
-from .common import check_positive, check_q0, make_result
+from ._baseline import bound_step, parse_options, solve_with_clamping, start
+from .common import check_positive, make_result
 from .problem import IKProblem
 from .result import IKResult
 
@@ -70,12 +70,7 @@ def solve(problem: IKProblem, q0: np.ndarray, **options) -> IKResult:
         raise ShapeError(f"rcond must be in [0, 1), got {o['rcond']!r}")
     min_sv = check_positive("min_singular", o["min_singular"])
     max_step = check_positive("max_step", o["max_step"])
-    skel = problem.skeleton
-    lo, hi = skel.lower, skel.upper
-    q = check_q0(problem, q0)
-    ws = problem.workspace()
-    ws.evaluate(q)
-    loop = Loop(o)
+    q, ws, loop, lo, hi = start(problem, q0, o)
     it = 0
     while (reason := loop.check(it, ws, q)) is None:
         it += 1

@@ -41,8 +41,8 @@ import numpy as np
 
 from ..kinematics import forward_kinematics
 from ..rotations import matrix_to_rotvec
-from ._baseline import Loop, bound_step, check_choice, check_count, parse_options
-from .common import check_positive, check_q0, make_result
+from ._baseline import bound_step, check_choice, check_count, parse_options, start
+from .common import check_positive, make_result
 from .problem import IKProblem
 from .result import IKResult
 from .transpose import transpose_direction
@@ -109,12 +109,7 @@ def solve(problem: IKProblem, q0: np.ndarray, **options) -> IKResult:
     kind = check_choice("ladder", o["ladder"], ("geometric", "linear"))
     max_step = check_positive("max_step", o["max_step"])
     factors = ladder_factors(kind, count)
-    skel = problem.skeleton
-    lo, hi = skel.lower, skel.upper
-    q = check_q0(problem, q0)
-    ws = problem.workspace()
-    ws.evaluate(q)
-    loop = Loop(o)
+    q, ws, loop, lo, hi = start(problem, q0, o)
     scale = 1.0
     it = 0
     while (reason := loop.check(it, ws, q)) is None:
@@ -124,7 +119,7 @@ def solve(problem: IKProblem, q0: np.ndarray, **options) -> IKResult:
         # Bound the largest candidate; the others keep their ratio to it.
         top = bound_step(alpha * scale * factors[-1] * v, max_step)
         cand = np.clip(q + (factors / factors[-1])[:, None] * top[None, :], lo, hi)
-        fk = forward_kinematics(skel, cand)  # the one batched FK call over K candidates
+        fk = forward_kinematics(problem.skeleton, cand)  # the one batched FK call over K candidates
         errs = batched_error_sq(problem, fk.site_positions, fk.site_rotations)
         best = int(np.argmin(errs))
         if errs[best] < err_sq:

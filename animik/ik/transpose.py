@@ -20,8 +20,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from ._baseline import Loop, blocked_dofs, bound_step, parse_options
-from .common import check_positive, check_q0, make_result
+from ._baseline import blocked_dofs, bound_step, parse_options, start
+from .common import check_positive, make_result
 from .problem import IKProblem
 from .result import IKResult
 
@@ -66,12 +66,7 @@ def solve(problem: IKProblem, q0: np.ndarray, **options) -> IKResult:
     """
     o = parse_options(NAME, options, DEFAULTS)
     max_step = check_positive("max_step", o["max_step"])
-    skel = problem.skeleton
-    lo, hi = skel.lower, skel.upper
-    q = check_q0(problem, q0)
-    ws = problem.workspace()
-    ws.evaluate(q)
-    loop = Loop(o)
+    q, ws, loop, lo, hi = start(problem, q0, o)
     it = 0
     while (reason := loop.check(it, ws, q)) is None:
         it += 1

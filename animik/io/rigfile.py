@@ -58,16 +58,20 @@ import math
 import os
 import re
 import tomllib
-from collections.abc import Mapping
 from pathlib import Path
-from types import MappingProxyType
 from typing import Any
 
 import numpy as np
 
 from ..errors import FileFormatError, SkeletonError
 from ..skeleton import ROTATION, Dof, Joint, Site, Skeleton
+from ..skeleton import freeze as _freeze
 from ._atomic import atomic_write
+from ._toml import mat as _mat
+from ._toml import num as _num
+from ._toml import string as _str
+from ._toml import table as _table
+from ._toml import vec as _vec
 
 FORMAT = "animik-rig"
 FORMAT_VERSION = 1
@@ -313,15 +317,6 @@ def _lim(dd: dict, key: str, typ: str) -> str:
     return f"{dd[key + '_deg']} deg" if typ == "r" else f"{dd[key]} m"
 
 
-def _freeze(v: Any) -> Any:
-    """Read-only view of parsed TOML meta: tables as mappings, arrays as tuples."""
-    if isinstance(v, dict):
-        return MappingProxyType({k: _freeze(x) for k, x in v.items()})
-    if isinstance(v, list):
-        return tuple(_freeze(x) for x in v)
-    return v
-
-
 # ====================================================================== writing
 def write_rig(skel: Skeleton, path: str | os.PathLike, header: str | None = None) -> Path:
     """Write a skeleton as a rig file, atomically.
@@ -440,94 +435,9 @@ def _deg(rad: float) -> str:
     return _num(deg)
 
 
-def _num(x: Any) -> str:
-    if isinstance(x, (bool, np.bool_)):
-        return "true" if x else "false"
-    if isinstance(x, (int, np.integer)):
-        return str(int(x))
-    x = float(x)
-    if math.isnan(x):
-        return "nan"
-    if math.isinf(x):
-        return "inf" if x > 0 else "-inf"
-    r = repr(x)
-    if "e" in r and "." not in r.split("e")[0]:
-        # TOML accepts 1e-05 but 1.0e-05 reads better next to the other floats.
-        mant, exp = r.split("e")
-        r = f"{mant}.0e{exp}"
-    return r
 
 
-def _vec(v: Any) -> str:
-    return "[" + ", ".join(_num(float(x)) for x in v) + "]"
 
 
-def _mat(m: Any) -> str:
-    return "[" + ", ".join(_vec(row) for row in m) + "]"
 
 
-_BARE_KEY = re.compile(r"^[A-Za-z0-9_-]+$")
-
-
-def _key(k: Any) -> str:
-    if not isinstance(k, str):
-        raise FileFormatError(f"meta keys must be strings, got {k!r}")
-    return k if _BARE_KEY.match(k) else _str(k)
-
-
-def _str(s: str) -> str:
-    out = ['"']
-    for ch in s:
-        o = ord(ch)
-        if ch == '"':
-            out.append('\\"')
-        elif ch == "\\":
-            out.append("\\\\")
-        elif ch == "\n":
-            out.append("\\n")
-        elif ch == "\t":
-            out.append("\\t")
-        elif ch == "\r":
-            out.append("\\r")
-        elif o < 0x20 or o == 0x7F:
-            out.append(f"\\u{o:04X}")
-        else:
-            out.append(ch)
-    out.append('"')
-    return "".join(out)
-
-
-def _inline(v: Any, where: str) -> str:
-    """A TOML value on one line."""
-    if isinstance(v, np.ndarray):
-        v = v.tolist()
-    elif isinstance(v, np.generic):
-        v = v.item()
-    if isinstance(v, str):
-        return _str(v)
-    if isinstance(v, (bool, int, float)):
-        return _num(v)
-    if isinstance(v, Mapping):
-        return "{ " + ", ".join(f"{_key(k)} = {_inline(x, f'{where}.{k}')}"
-                                for k, x in v.items()) + " }" if v else "{}"
-    if isinstance(v, (list, tuple)):
-        return "[" + ", ".join(_inline(x, f"{where}[{i}]") for i, x in enumerate(v)) + "]"
-    raise FileFormatError(
-        f"skeleton meta {where}: cannot store {type(v).__name__} value {v!r} in TOML "
-        "(use str, bool, int, float, lists and tables)"
-    )
-
-
-def _table(out: list[str], path: list[str], table: Mapping) -> None:
-    """Emit ``table`` under the header ``[a.b.c]``: scalars and arrays first, then sub-tables."""
-    where = ".".join(path)
-    out.append("[" + ".".join(_key(p) if i else p for i, p in enumerate(path)) + "]")
-    subs = []
-    for k, v in table.items():
-        if isinstance(v, Mapping) and v:
-            subs.append((k, v))
-        else:
-            out.append(f"{_key(k)} = {_inline(v, f'{where}.{k}')}")
-    out.append("")
-    for k, v in subs:
-        _table(out, path + [k], v)

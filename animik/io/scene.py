@@ -50,9 +50,8 @@ from __future__ import annotations
 
 import math
 import os
-import re
 import tomllib
-from collections.abc import Mapping, Sequence
+from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from types import MappingProxyType
@@ -63,7 +62,13 @@ import numpy as np
 from ..errors import AnimikError, FileFormatError
 from ..motion import Motion
 from ..skeleton import Skeleton
+from ..skeleton import freeze as _freeze
 from ._atomic import atomic_write
+from ._toml import inline as _inline
+from ._toml import key as _key
+from ._toml import num as _num
+from ._toml import string as _str
+from ._toml import vec as _vec
 
 FORMAT = "animik-scene"
 FORMAT_VERSION = 1
@@ -405,14 +410,6 @@ class _Reader:
         return load_rig(p), None
 
 
-def _freeze(v: Any) -> Any:
-    if isinstance(v, list):
-        return tuple(_freeze(x) for x in v)
-    if isinstance(v, dict):
-        return MappingProxyType({k: _freeze(x) for k, x in v.items()})
-    return v
-
-
 # ====================================================================== writing
 def save_scene(scene: Scene, path: str | os.PathLike) -> Path:
     """Write ``scene`` to ``path`` atomically (a failed write leaves any old file intact).
@@ -484,54 +481,10 @@ def dumps_scene(scene: Scene, base_dir: str | os.PathLike | None = None) -> str:
     return "\n".join(out) + "\n"
 
 
-_BARE_KEY = re.compile(r"^[A-Za-z0-9_-]+$")
 
 
-def _num(x: Any) -> str:
-    if isinstance(x, (bool, np.bool_)):
-        return "true" if x else "false"
-    if isinstance(x, (int, np.integer)):
-        return str(int(x))
-    x = float(x)
-    if math.isnan(x):
-        return "nan"
-    if math.isinf(x):
-        return "inf" if x > 0 else "-inf"
-    if x == 0.0:
-        return "0.0"  # also for -0.0: keeps files tidy
-    return repr(x)
 
 
-def _vec(v: Sequence[float]) -> str:
-    return "[" + ", ".join(_num(float(x)) for x in v) + "]"
-
-
-def _str(s: str) -> str:
-    esc = {'"': '\\"', "\\": "\\\\", "\n": "\\n", "\t": "\\t", "\r": "\\r"}
-    return '"' + "".join(esc.get(ch, ch if ord(ch) >= 0x20 and ord(ch) != 0x7F
-                                 else f"\\u{ord(ch):04X}") for ch in s) + '"'
-
-
-def _key(k: str) -> str:
-    return k if _BARE_KEY.match(k) else _str(k)
-
-
-def _inline(v: Any, where: str) -> str:
-    if isinstance(v, np.ndarray):
-        v = v.tolist()
-    elif isinstance(v, np.generic):
-        v = v.item()
-    if isinstance(v, str):
-        return _str(v)
-    if isinstance(v, (bool, int, float)):
-        return _num(v)
-    if isinstance(v, Mapping):
-        return ("{ " + ", ".join(f"{_key(k)} = {_inline(x, f'{where}.{k}')}" for k, x in v.items())
-                + " }") if v else "{}"
-    if isinstance(v, (list, tuple)):
-        return "[" + ", ".join(_inline(x, f"{where}[{i}]") for i, x in enumerate(v)) + "]"
-    raise FileFormatError(f"{where}: cannot store {type(v).__name__} value {v!r} in a scene file "
-                          "(use str, bool, int, float, lists and tables)")
 
 
 __all__ = ["Scene", "SceneTarget", "dumps_scene", "load_scene", "loads_scene", "save_scene"]
