@@ -23,7 +23,9 @@ EXIT_OK, EXIT_BUG, EXIT_USAGE, EXIT_DATA, EXIT_OS, EXIT_NOT_MET = 0, 1, 2, 3, 4,
 # Plug-in command modules. Each defines ``add_parser(subparsers)`` that registers its parser and
 # sets ``func=run`` with ``parser.set_defaults(func=...)``; ``run(args) -> int`` imports what it
 # needs lazily (``animik --help`` must stay fast and GL-free).
-_COMMAND_MODULES: list[str] = ["animik.commands.solve", "animik.commands.tune"]
+_COMMAND_MODULES: list[str] = [
+    "animik.commands.solve", "animik.commands.tune", "animik.commands.export",
+]
 _BENCH_MODULES: list[str] = ["animik.bench.ik", "animik.bench.app"]
 
 _EPILOG = """\
@@ -43,6 +45,7 @@ examples:
   animik info walk.bvh                 summarise a BVH file
   animik convert walk.bvh walk.urdf    export the BVH skeleton as URDF
   animik convert body95 body95.xml     export a built-in rig as MuJoCo MJCF
+  animik convert walk.bvh walk.glb     BVH clip -> glTF binary (and back)
   animik bench kinematics              time FK + Jacobians (add --no-peers to skip peers)
 """
 
@@ -82,9 +85,10 @@ def build_parser() -> argparse.ArgumentParser:
 
     sp = sub.add_parser(
         "convert", help="convert between formats by file extension",
-        description="Convert by extension. Inputs: .bvh (a motion), .toml rig file or built-in "
-                    "rig name. Outputs: .bvh, .urdf, .xml / .mjcf (MuJoCo), .toml (rig file). "
-                    "A rig written to .bvh becomes a one-frame motion in its rest pose. Files are "
+        description="Convert by extension. Inputs: .bvh or .glb (a motion), .toml rig file or "
+                    "built-in rig name. Outputs: .bvh, .glb (glTF 2.0 binary: skinned skeleton + "
+                    "animation), .urdf, .xml / .mjcf (MuJoCo), .toml (rig file). A rig written to "
+                    ".bvh or .glb becomes a one-frame motion in its rest pose. Files are "
                     "written atomically: a failed conversion leaves no partial output.")
     sp.add_argument("input")
     sp.add_argument("output")
@@ -174,11 +178,15 @@ def _cmd_rigs(args) -> int:
 
 
 def _load_any(spec: str):
-    """A Motion for .bvh, else a Skeleton (rig name or rig file)."""
+    """A Motion for .bvh / .glb, else a Skeleton (rig name or rig file)."""
     if spec.lower().endswith(".bvh"):
         from .io.bvh import read_bvh
 
         return read_bvh(spec)
+    if spec.lower().endswith((".glb", ".gltf")):
+        from .io.gltf import read_glb
+
+        return read_glb(spec)
     from .rigs import load_rig
 
     return load_rig(spec)
@@ -234,19 +242,23 @@ def _cmd_convert(args) -> int:
 
     out = args.output
     ext = Path(out).suffix.lower()
-    if ext not in (".bvh", ".urdf", ".xml", ".mjcf", ".toml"):
+    if ext not in (".bvh", ".glb", ".urdf", ".xml", ".mjcf", ".toml"):
         print(f"animik convert: error: unknown output extension {ext!r} "
-              "(expected .bvh, .urdf, .xml, .mjcf or .toml)", file=sys.stderr)
+              "(expected .bvh, .glb, .urdf, .xml, .mjcf or .toml)", file=sys.stderr)
         return EXIT_USAGE
     obj = _load_any(args.input)
     motion = obj if isinstance(obj, Motion) else None
     skel = motion.skeleton if motion else obj
+    if ext in (".bvh", ".glb") and motion is None:
+        motion = Motion(skel, skel.rest_q[None, :], fps=30.0)
     if ext == ".bvh":
         from .io.bvh import write_bvh
 
-        if motion is None:
-            motion = Motion(skel, skel.rest_q[None, :], fps=30.0)
         write_bvh(motion, out, unit_scale=_unit_scale(args.unit))
+    elif ext == ".glb":
+        from .io.gltf import write_glb
+
+        write_glb(motion, out)
     elif ext == ".urdf":
         from .io.urdf import write_urdf
 

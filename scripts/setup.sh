@@ -38,3 +38,11 @@ if [ ! -f "$stamp" ] || [ "$(cat "$stamp")" != "$want" ]; then
   .venv/bin/python -m pip install -q -e ".[test]"
   echo "$want" > "$stamp"
 fi
+
+# The Khronos glTF validator (dev tool for the glTF export tests), pinned in package-lock.json.
+if command -v npm >/dev/null 2>&1 && [ -f package-lock.json ]; then
+  if [ ! -d node_modules/gltf-validator ] || [ package-lock.json -nt node_modules/.package-lock.json ]; then
+    echo "setup: installing the glTF validator (npm ci)"
+    npm ci --no-audit --no-fund --silent
+  fi
+fi

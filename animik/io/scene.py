@@ -73,7 +73,7 @@ from ._toml import vec as _vec
 FORMAT = "animik-scene"
 FORMAT_VERSION = 1
 
-_TOP_KEYS = {"format", "format_version", "scene", "pose", "targets", "solver", "camera"}
+_TOP_KEYS = {"format", "format_version", "scene", "pose", "targets", "solver", "camera", "clips"}
 _SCENE_KEYS = {"name", "rig", "frame", "description"}
 _TARGET_KEYS = {"site", "position", "rotation", "orientation", "pinned", "weight"}
 _SOLVER_KEYS = {"name", "iterations_per_frame", "options"}
@@ -143,6 +143,7 @@ class Scene:
         frame: with a BVH rig, the clip frame the pose came from.
         path: the file the scene was read from (``None`` if built in memory).
         motion: with a BVH rig, the clip read from it (not written: it is the rig file's).
+        clips: keyframe animation clips (:class:`animik.anim.Clip`), names unique.
     """
 
     rig: str
@@ -157,8 +158,18 @@ class Scene:
     frame: int = 0
     path: Path | None = None
     motion: Motion | None = None
+    clips: tuple = ()
 
     def __post_init__(self) -> None:
+        clips = tuple(self.clips)
+        names = [c.name for c in clips]
+        dup = sorted({n for n in names if names.count(n) > 1})
+        if dup:
+            raise FileFormatError(f"scene clips must have unique names; duplicated: {dup}")
+        for c in clips:
+            if c.skeleton is not self.skeleton and c.skeleton.dof_names != self.skeleton.dof_names:
+                raise FileFormatError(f"clip {c.name!r} belongs to another skeleton")
+        object.__setattr__(self, "clips", clips)
         q = self.skeleton.check_q(self.q, "scene pose")
         if q.ndim != 1:
             raise FileFormatError(f"scene pose must have shape ({self.skeleton.n_dof},), got {q.shape}")
@@ -387,10 +398,25 @@ class _Reader:
         name = sc.get("name", skel.name)
         if not isinstance(name, str):
             raise self.fail("[scene] name", f"must be a string, got {name!r}")
+        clips = []
+        raw_clips = doc.get("clips", [])
+        if not isinstance(raw_clips, list):
+            raise self.fail("clips", "must be an array of tables ([[clips]])")
+        if raw_clips:
+            from ..anim.serialize import clip_from_dict
+
+            for i, cd in enumerate(raw_clips):
+                if not isinstance(cd, dict):
+                    raise self.fail(f"clips[{i}]", "must be a table")
+                try:
+                    clips.append(clip_from_dict(cd, skel, where=f"{self.source}: clips[{i}]"))
+                except AnimikError as e:
+                    raise self.fail(f"clips[{i}]", str(e)) from None
         try:
             return Scene(rig=rig, skeleton=skel, q=skel.clip_to_limits(q), targets_list=tuple(tl),
                          solver=solver, iterations_per_frame=iters, solver_options=opts,
-                         camera=camera, name=name, frame=frame, path=path, motion=motion)
+                         camera=camera, name=name, frame=frame, path=path, motion=motion,
+                         clips=tuple(clips))
         except AnimikError as e:
             raise self.fail("scene", str(e)) from None
 
@@ -478,6 +504,10 @@ def dumps_scene(scene: Scene, base_dir: str | os.PathLike | None = None) -> str:
     out += ["", "[pose]"]
     for name, v in zip(skel.dof_names, scene.q, strict=True):
         out.append(f"{_key(name)} = {_num(v)}")
+    if scene.clips:
+        from ..anim.serialize import clips_to_toml
+
+        out.append(clips_to_toml(scene.clips).rstrip("\n"))
     return "\n".join(out) + "\n"
 
 

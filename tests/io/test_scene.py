@@ -159,3 +159,23 @@ def test_save_is_atomic(tmp_path):
         save_scene(bad, path)
     assert path.read_text() == before
     assert sorted(p.name for p in tmp_path.iterdir()) == ["s.toml"]
+
+
+def test_scene_with_clips_round_trips(tmp_path):
+    from dataclasses import replace
+
+    from animik.anim import add_key, new_clip
+
+    skel = animik.load_rig("fig2")
+    q1 = skel.rest_q.copy()
+    q1[skel.dof_index(skel.dof_names[-1])] = 0.5
+    clip = add_key(add_key(new_clip(skel, name="wave", fps=30.0), 0.0, skel.rest_q), 1.0, q1)
+    scene = replace(Scene.from_skeleton(skel), clips=(clip,))
+    path = tmp_path / "s.toml"
+    save_scene(scene, path)
+    back = load_scene(path)
+    assert [c.name for c in back.clips] == ["wave"]
+    t = np.linspace(0, 1, 7)
+    np.testing.assert_allclose(back.clips[0].sample(t), clip.sample(t), atol=1e-12)
+    with pytest.raises(FileFormatError, match="unique names"):
+        replace(scene, clips=(clip, clip))

@@ -1,0 +1,770 @@
+"""Read and write motions as glTF 2.0 binary files (``.glb``): a skinned skeleton with animation.
+
+Layout written by :func:`write_glb` (the file side of the Z-up ↔ Y-up boundary):
+
+* **Frames.** glTF is Y-up, metres, right-handed. ``gltf_from_world = Rx(-90°)`` (world ``+z``
+  → glTF ``+y``, world ``+y`` → glTF ``-z``; the same map as BVH) is folded into the root
+  joint's node transform, so there is no extra wrapper node and every other node transform is
+  animik's ``parent_from_joint`` unchanged. A skeleton read from BVH (root rest rotation
+  ``Rx(+90°)``) therefore gets exactly the BVH joint transforms.
+* **Nodes.** One node per joint, named as the joint, in skeleton order (node ``j`` = joint
+  ``j``), children as in the skeleton. A joint's DoFs and rest transform are composed into the
+  node's translation and rotation (``parent_from_joint(q) = T(p) R``); node world transforms
+  equal :func:`~animik.kinematics.forward_kinematics` rotated by ``gltf_from_world``. The
+  nodes' default TRS is the rest pose, which is also the bind pose.
+* **Skin.** ``joints`` = the joint nodes, ``skeleton`` = the root joint, and
+  ``inverseBindMatrices`` = the inverse world matrices of the joints in the rest pose.
+* **Mesh** (``mesh=True``): one octahedral "bone" per parent→child segment (and per site on a
+  leaf joint), flat-shaded, each vertex bound rigidly to the segment's joint (``JOINTS_0`` =
+  joint, ``WEIGHTS_0`` = (1, 0, 0, 0)), in the bind pose; a mesh node at the scene root with no
+  transform, as the spec recommends for skinned meshes.
+* **Animation.** One animation named after the clip, sampled at every frame ``i / fps``:
+  a ``rotation`` channel (unit quaternions ``xyzw``, sign-continuous) for every joint with
+  rotation DoFs, a ``translation`` channel for every joint with translation DoFs, and both for
+  the root. All samplers are ``LINEAR`` (slerp for rotations) and share one time accessor, so the
+  file reproduces the motion exactly at the frames (to float32 precision, ~1e-7) and
+  interpolates between them as glTF viewers do.
+* **Extras.** ``extras.animik`` at the top level records the exact skeleton (the animik rig
+  file text, :mod:`animik.io.rigfile`), the frame rate, the motion's BVH metadata and the
+  first frame's DoF values, so :func:`read_glb` restores the same skeleton, DoF layout and
+  Euler branches: glb → BVH → glb round-trips. (The animation, not the extras, is the truth
+  for every frame: a tool that edits the animation and keeps the extras still reads right.)
+
+:func:`read_glb` reads the first (or a named) animation back as a :class:`~animik.motion.Motion`:
+
+* a file written by animik: its skeleton from ``extras``, the DoF values recovered from the
+  node transforms per frame (:func:`animik.anim.joints.dofs_from_local`: rotation groups in
+  closed form on the branch continuous from the previous frame, starting from the stored first
+  pose; translations by least squares). The values equal the written ones to float32
+  precision, except where the written motion jumped by 2π or between Euler branches from one
+  frame to the next (BVH files often wrap angles at ±180°): the read-back is continuous, with
+  the same poses;
+* any other file: the skin's joint nodes (or, without a skin, the node subtree under the
+  animated nodes' common ancestor, without un-animated mesh and camera nodes) become joints
+  named as the nodes. A node with an animated rotation, or a non-root
+  node with a rest rotation, gets three rotation DoFs ``Z X Y`` (``f"{name}_rz"``... as BVH
+  channels); a node with an animated translation gets three translation DoFs (which replace its
+  offset, as BVH position channels); the root always gets three rotation DoFs and carries
+  ``world_from_gltf`` and the transforms of non-joint ancestor nodes as its rest transform.
+  Samplers are evaluated at ``i / fps`` (``LINEAR``, ``STEP`` and ``CUBICSPLINE``); ``fps`` is
+  the argument, else the uniform spacing of the keyframes, else 30. Node scale must be 1.
+
+Only the binary container is read and written (``.gltf`` with external or data-URI buffers is
+read when given, but the writer always makes ``.glb``). Writing is atomic.
+"""
+
+from __future__ import annotations
+
+import base64
+import json
+import math
+import os
+import struct
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from ..errors import FileFormatError, SkeletonError
+from ..motion import Motion
+from ..rotations import matrix_to_quat, quat_to_matrix
+from ..skeleton import ROTATION, TRANSLATION, Dof, Joint, Skeleton
+from ._atomic import atomic_write
+
+__all__ = ["GLTF_FROM_WORLD", "WORLD_FROM_GLTF", "convert", "read_glb", "write_glb"]
+
+#: glTF (Y up) from animik world (Z up): Rx(-90°).
+GLTF_FROM_WORLD = np.array([[1.0, 0.0, 0.0], [0.0, 0.0, 1.0], [0.0, -1.0, 0.0]])
+WORLD_FROM_GLTF = GLTF_FROM_WORLD.T.copy()
+
+_GLB_MAGIC = 0x46546C67  # "glTF"
+_CHUNK_JSON = 0x4E4F534A
+_CHUNK_BIN = 0x004E4942
+_FLOAT, _UBYTE, _USHORT, _UINT = 5126, 5121, 5123, 5125
+_ARRAY_BUFFER = 34962
+_EXTRAS_VERSION = 1
+
+_COMPONENTS = {"SCALAR": 1, "VEC2": 2, "VEC3": 3, "VEC4": 4, "MAT2": 4, "MAT3": 9, "MAT4": 16}
+_CTYPES = {5120: np.int8, 5121: np.uint8, 5122: np.int16, 5123: np.uint16, 5125: np.uint32,
+           5126: np.float32}
+
+
+# ============================================================================ writing
+class _Builder:
+    """Accumulates the binary buffer, buffer views and accessors of one glb."""
+
+    def __init__(self) -> None:
+        self.blob = bytearray()
+        self.views: list[dict] = []
+        self.accessors: list[dict] = []
+
+    def view(self, data: bytes, target: int | None = None) -> int:
+        while len(self.blob) % 4:
+            self.blob.append(0)
+        v: dict[str, Any] = {"buffer": 0, "byteOffset": len(self.blob), "byteLength": len(data)}
+        if target is not None:
+            v["target"] = target
+        self.blob.extend(data)
+        self.views.append(v)
+        return len(self.views) - 1
+
+    def accessor(self, arr: np.ndarray, kind: str, ctype: int = _FLOAT, target: int | None = None,
+                 minmax: bool = False) -> int:
+        dtype = _CTYPES[ctype]
+        a = np.ascontiguousarray(arr, dtype=dtype)
+        n = _COMPONENTS[kind]
+        flat = a.reshape(a.shape[0], n) if a.ndim > 1 or n > 1 else a.reshape(-1, 1)
+        acc: dict[str, Any] = {"bufferView": self.view(a.tobytes(), target),
+                               "componentType": ctype, "count": int(flat.shape[0]), "type": kind}
+        if minmax:
+            conv = float if ctype == _FLOAT else int
+            acc["min"] = [conv(x) for x in flat.min(axis=0)]
+            acc["max"] = [conv(x) for x in flat.max(axis=0)]
+        self.accessors.append(acc)
+        return len(self.accessors) - 1
+
+
+def _node_locals(skel: Skeleton, q: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Node rotations ``(..., J, 3, 3)`` and translations ``(..., J, 3)`` in glTF's frame."""
+    from ..anim.joints import local_transforms
+
+    rot, pos = local_transforms(skel, q)
+    rot[..., 0, :, :] = GLTF_FROM_WORLD @ rot[..., 0, :, :]
+    pos[..., 0, :] = pos[..., 0, :] @ GLTF_FROM_WORLD.T
+    return rot, pos
+
+
+def _xyzw(rot: np.ndarray) -> np.ndarray:
+    """Quaternions ``xyzw`` of rotations ``(T, 3, 3)``, sign-continuous along the first axis."""
+    wxyz = matrix_to_quat(rot)
+    xyzw = np.concatenate([wxyz[..., 1:], wxyz[..., :1]], axis=-1)
+    if xyzw.ndim == 2 and xyzw.shape[0] > 1:
+        flip = np.einsum("ti,ti->t", xyzw[1:], xyzw[:-1]) < 0
+        sign = np.cumprod(np.concatenate([[1.0], np.where(flip, -1.0, 1.0)]))
+        xyzw = xyzw * sign[:, None]
+    return xyzw
+
+
+def _world(skel: Skeleton, rot: np.ndarray, pos: np.ndarray) -> np.ndarray:
+    """World 4x4 matrices ``(J, 4, 4)`` from node-local rotations / translations of one pose."""
+    J = skel.n_joints
+    out = np.zeros((J, 4, 4))
+    for j in range(J):
+        m = np.eye(4)
+        m[:3, :3] = rot[j]
+        m[:3, 3] = pos[j]
+        p = skel.parents[j]
+        out[j] = m if p < 0 else out[p] @ m
+    return out
+
+
+def _bone_mesh(skel: Skeleton, local_pos: np.ndarray, world: np.ndarray):
+    """Octahedral bones in the bind pose: positions, normals ``(V, 3)``, joints ``(V,)``."""
+    segs: list[tuple[int, np.ndarray]] = []
+    for j in range(skel.n_joints):
+        for c in skel.children[j]:
+            segs.append((j, local_pos[c]))
+        if not skel.children[j]:
+            segs.extend((j, np.array(skel.site_offsets[s])) for s in range(skel.n_sites)
+                        if skel.site_joint[s] == j)
+    pos, nrm, jnt = [], [], []
+    for j, v in segs:
+        length = float(np.linalg.norm(v))
+        if length < 1e-3:
+            continue
+        d = v / length
+        e1 = np.cross(d, [1.0, 0.0, 0.0] if abs(d[0]) < 0.9 else [0.0, 1.0, 0.0])
+        e1 /= np.linalg.norm(e1)
+        e2 = np.cross(d, e1)
+        r = min(0.1 * length, 0.03)
+        mid = 0.2 * v
+        ring = [mid + r * e1, mid + r * e2, mid - r * e1, mid - r * e2]
+        head, tail = np.zeros(3), v
+        tris = []
+        for i in range(4):
+            a, b = ring[i], ring[(i + 1) % 4]
+            tris.append((head, b, a))
+            tris.append((tail, a, b))
+        m = world[j]
+        centre = m[:3, :3] @ (0.5 * v) + m[:3, 3]
+        for tri in tris:
+            w = [m[:3, :3] @ x + m[:3, 3] for x in tri]
+            n = np.cross(w[1] - w[0], w[2] - w[0])
+            nn = np.linalg.norm(n)
+            if nn < 1e-12:
+                continue
+            n /= nn
+            if np.dot(n, (w[0] + w[1] + w[2]) / 3.0 - centre) < 0:
+                w = [w[0], w[2], w[1]]
+                n = -n
+            pos.extend(w)
+            nrm.extend([n, n, n])
+            jnt.extend([j, j, j])
+    return np.array(pos).reshape(-1, 3), np.array(nrm).reshape(-1, 3), np.array(jnt, dtype=np.int64)
+
+
+def _jsonable(v: Any) -> Any:
+    if isinstance(v, np.ndarray):
+        return v.tolist()
+    if isinstance(v, np.generic):
+        return v.item()
+    if isinstance(v, dict) or hasattr(v, "items"):
+        return {str(k): _jsonable(x) for k, x in v.items()}
+    if isinstance(v, (list, tuple)):
+        return [_jsonable(x) for x in v]
+    if isinstance(v, float) and not math.isfinite(v):
+        return None
+    if isinstance(v, (str, int, float, bool)) or v is None:
+        return v
+    return str(v)
+
+
+def write_glb(motion: Motion, path: str | os.PathLike, name: str | None = None,
+              mesh: bool = True) -> Path:
+    """Write a motion as a skinned, animated glTF 2.0 binary file (atomically).
+
+    Args:
+        motion: the motion (at least one frame).
+        path: destination ``.glb`` file.
+        name: animation name (default ``motion.meta["clip"]``, else the skeleton name).
+        mesh: add the bone mesh bound to the skin (a skin without a mesh is legal but most
+            viewers then show nothing).
+
+    Returns:
+        The destination path.
+
+    Raises:
+        FileFormatError: an empty motion or non-finite values.
+    """
+    skel = motion.skeleton
+    T = motion.n_frames
+    if T == 0:
+        raise FileFormatError(f"cannot write an empty motion (0 frames) of {skel.name!r} to glTF")
+    if not np.all(np.isfinite(motion.q)):
+        raise FileFormatError(f"motion of {skel.name!r} has NaN or infinite values")
+    if name is None:
+        name = str(motion.meta.get("clip", "")) or skel.name
+    J = skel.n_joints
+    rot, pos = _node_locals(skel, motion.q)  # (T, J, 3, 3), (T, J, 3)
+    rest_rot, rest_pos = _node_locals(skel, skel.rest_q)
+    rest_world = _world(skel, rest_rot, rest_pos)
+
+    b = _Builder()
+    nodes: list[dict[str, Any]] = []
+    rest_quat = _xyzw(rest_rot)
+    for j in range(J):
+        node: dict[str, Any] = {"name": skel.joint_names[j]}
+        if skel.children[j]:
+            node["children"] = [int(c) for c in skel.children[j]]
+        node["rotation"] = [float(x) for x in rest_quat[j]]
+        node["translation"] = [float(x) for x in rest_pos[j]]
+        nodes.append(node)
+
+    ibm = np.linalg.inv(rest_world)
+    ibm[:, 3, :] = [0.0, 0.0, 0.0, 1.0]
+    ibm_acc = b.accessor(np.swapaxes(ibm, -1, -2).reshape(J, 16), "MAT4")  # column-major
+    skin = {"name": skel.name, "joints": list(range(J)), "skeleton": 0,
+            "inverseBindMatrices": ibm_acc}
+
+    gltf: dict[str, Any] = {"asset": {"version": "2.0", "generator": _generator()}}
+    scene_nodes = [0]
+    meshes, materials = [], []
+    if mesh:
+        v_pos, v_nrm, v_jnt = _bone_mesh(skel, rest_pos, rest_world)
+        if len(v_pos):
+            ctype = _UBYTE if J <= 256 else _USHORT
+            joints4 = np.zeros((len(v_jnt), 4), dtype=np.int64)
+            joints4[:, 0] = v_jnt
+            weights4 = np.zeros((len(v_jnt), 4))
+            weights4[:, 0] = 1.0
+            attrs = {
+                "POSITION": b.accessor(v_pos, "VEC3", target=_ARRAY_BUFFER, minmax=True),
+                "NORMAL": b.accessor(v_nrm, "VEC3", target=_ARRAY_BUFFER),
+                "JOINTS_0": b.accessor(joints4, "VEC4", ctype, target=_ARRAY_BUFFER),
+                "WEIGHTS_0": b.accessor(weights4, "VEC4", target=_ARRAY_BUFFER),
+            }
+            materials.append({"name": "bone", "pbrMetallicRoughness": {
+                "baseColorFactor": [0.75, 0.75, 0.78, 1.0], "metallicFactor": 0.0,
+                "roughnessFactor": 0.7}})
+            meshes.append({"name": f"{skel.name} bones",
+                           "primitives": [{"attributes": attrs, "material": 0}]})
+            mesh_name = f"{skel.name} mesh"
+            while mesh_name in skel.joint_names:
+                mesh_name += "_"
+            nodes.append({"name": mesh_name, "mesh": 0, "skin": 0})
+            scene_nodes.append(len(nodes) - 1)
+
+    times = np.arange(T) / motion.fps
+    t_acc = b.accessor(times, "SCALAR", minmax=True)
+    channels, samplers = [], []
+    has_rot = np.zeros(J, dtype=bool)
+    has_trans = np.zeros(J, dtype=bool)
+    has_rot[skel.dof_joint[skel.dof_type == ROTATION]] = True
+    has_trans[skel.dof_joint[skel.dof_type == TRANSLATION]] = True
+    has_rot[0] = has_trans[0] = True
+    for j in range(J):
+        if has_trans[j]:
+            samplers.append({"input": t_acc, "interpolation": "LINEAR",
+                             "output": b.accessor(pos[:, j], "VEC3")})
+            channels.append({"sampler": len(samplers) - 1, "target": {"node": j, "path": "translation"}})
+        if has_rot[j]:
+            samplers.append({"input": t_acc, "interpolation": "LINEAR",
+                             "output": b.accessor(_xyzw(rot[:, j]), "VEC4")})
+            channels.append({"sampler": len(samplers) - 1, "target": {"node": j, "path": "rotation"}})
+
+    from .rigfile import dumps_rig
+
+    meta = {k: _jsonable(v) for k, v in motion.meta.items() if k.startswith("bvh_") or k == "clip"}
+    gltf.update({
+        "scene": 0,
+        "scenes": [{"name": skel.name, "nodes": scene_nodes}],
+        "nodes": nodes,
+        "skins": [skin],
+        "animations": [{"name": name, "channels": channels, "samplers": samplers}],
+    })
+    if meshes:
+        gltf["meshes"] = meshes
+        gltf["materials"] = materials
+    gltf["accessors"] = b.accessors
+    gltf["bufferViews"] = b.views
+    gltf["buffers"] = [{"byteLength": len(b.blob)}]
+    gltf["extras"] = {"animik": {"format_version": _EXTRAS_VERSION, "fps": motion.fps,
+                                 "frames": T, "motion_meta": meta,
+                                 "first_pose": [float(x) for x in motion.q[0]],
+                                 "rig": dumps_rig(skel, header="skeleton of this glTF file")}}
+    return atomic_write(path, _glb_bytes(gltf, bytes(b.blob)))
+
+
+def _generator() -> str:
+    try:
+        from .. import __version__
+    except ImportError:  # pragma: no cover
+        __version__ = "?"
+    return f"animik {__version__}"
+
+
+def _glb_bytes(gltf: dict, blob: bytes) -> bytes:
+    js = json.dumps(gltf, separators=(",", ":"), allow_nan=False).encode("utf-8")
+    js += b" " * (-len(js) % 4)
+    blob = blob + b"\0" * (-len(blob) % 4)
+    total = 12 + 8 + len(js) + (8 + len(blob) if blob else 0)
+    out = bytearray(struct.pack("<III", _GLB_MAGIC, 2, total))
+    out += struct.pack("<II", len(js), _CHUNK_JSON) + js
+    if blob:
+        out += struct.pack("<II", len(blob), _CHUNK_BIN) + blob
+    return bytes(out)
+
+
+# ============================================================================ reading
+def _load(path: Path) -> tuple[dict, list[bytes]]:
+    src = str(path)
+    data = path.read_bytes()
+    if data[:4] == b"glTF":
+        if len(data) < 20:
+            raise FileFormatError(f"{src}: truncated glb header")
+        magic, version, length = struct.unpack_from("<III", data, 0)
+        if version != 2:
+            raise FileFormatError(f"{src}: glb container version {version}, expected 2")
+        if length > len(data):
+            raise FileFormatError(f"{src}: glb declares {length} bytes but has {len(data)}")
+        off, js, bin_chunk = 12, None, None
+        while off + 8 <= length:
+            clen, ctype = struct.unpack_from("<II", data, off)
+            chunk = data[off + 8: off + 8 + clen]
+            if len(chunk) != clen:
+                raise FileFormatError(f"{src}: truncated glb chunk at byte {off}")
+            if ctype == _CHUNK_JSON and js is None:
+                js = chunk
+            elif ctype == _CHUNK_BIN and bin_chunk is None:
+                bin_chunk = chunk
+            off += 8 + clen
+        if js is None:
+            raise FileFormatError(f"{src}: glb without a JSON chunk")
+    else:
+        js, bin_chunk = data, None
+    try:
+        gltf = json.loads(js.decode("utf-8"))
+    except (UnicodeDecodeError, json.JSONDecodeError) as e:
+        raise FileFormatError(f"{src}: not a glTF file (invalid JSON: {e})") from None
+    if not isinstance(gltf, dict) or not str(gltf.get("asset", {}).get("version", "")).startswith("2"):
+        raise FileFormatError(f"{src}: not a glTF 2.0 file (asset.version must be 2.x)")
+    buffers = []
+    for i, buf in enumerate(gltf.get("buffers", [])):
+        uri = buf.get("uri")
+        if uri is None:
+            if bin_chunk is None:
+                raise FileFormatError(f"{src}: buffers[{i}] has no uri and there is no BIN chunk")
+            buffers.append(bin_chunk)
+        elif uri.startswith("data:"):
+            try:
+                buffers.append(base64.b64decode(uri.split(",", 1)[1]))
+            except (ValueError, IndexError):
+                raise FileFormatError(f"{src}: buffers[{i}]: bad data URI") from None
+        else:
+            from urllib.parse import unquote
+
+            buffers.append((path.parent / unquote(uri)).read_bytes())
+    return gltf, buffers
+
+
+def _accessor(gltf: dict, buffers: list[bytes], index: int, src: str) -> np.ndarray:
+    try:
+        acc = gltf["accessors"][index]
+    except (KeyError, IndexError, TypeError):
+        raise FileFormatError(f"{src}: accessor {index} does not exist") from None
+    if "sparse" in acc:
+        raise FileFormatError(f"{src}: accessors[{index}]: sparse accessors are not supported")
+    n = _COMPONENTS.get(acc.get("type"))
+    dtype = _CTYPES.get(acc.get("componentType"))
+    count = acc.get("count")
+    if n is None or dtype is None or not isinstance(count, int):
+        raise FileFormatError(f"{src}: accessors[{index}]: bad type/componentType/count")
+    if "bufferView" not in acc:
+        return np.zeros((count, n))
+    view = gltf["bufferViews"][acc["bufferView"]]
+    buf = buffers[view["buffer"]]
+    start = view.get("byteOffset", 0) + acc.get("byteOffset", 0)
+    item = np.dtype(dtype).itemsize * n
+    stride = view.get("byteStride") or item
+    need = start + stride * (count - 1) + item if count else start
+    if need > len(buf) or need > view.get("byteOffset", 0) + view["byteLength"]:
+        raise FileFormatError(f"{src}: accessors[{index}] reaches past its buffer view")
+    raw = np.ndarray((count, n), dtype=np.dtype(dtype).newbyteorder("<"), buffer=buf,
+                     offset=start, strides=(stride, np.dtype(dtype).itemsize))
+    out = raw.astype(float)
+    if acc.get("normalized"):
+        info = np.iinfo(dtype)
+        out = np.maximum(out / info.max, -1.0)
+    return out
+
+
+def _node_rest(node: dict, src: str, idx: int) -> tuple[np.ndarray, np.ndarray]:
+    if "matrix" in node:
+        m = np.array(node["matrix"], dtype=float).reshape(4, 4).T
+        r = m[:3, :3]
+        scale = np.linalg.norm(r, axis=0)
+        if np.any(np.abs(scale - 1.0) > 1e-5) or abs(np.linalg.det(r) - 1.0) > 1e-4:
+            raise FileFormatError(f"{src}: nodes[{idx}] ({node.get('name', '')!r}): scaled or "
+                                  "sheared node matrices are not supported")
+        u, _, vt = np.linalg.svd(r)
+        return u @ vt, m[:3, 3].copy()
+    s = np.array(node.get("scale", [1.0, 1.0, 1.0]), dtype=float)
+    if np.any(np.abs(s - 1.0) > 1e-5):
+        raise FileFormatError(f"{src}: nodes[{idx}] ({node.get('name', '')!r}): node scale "
+                              f"{s.tolist()} is not supported (joints must not scale)")
+    q = np.array(node.get("rotation", [0.0, 0.0, 0.0, 1.0]), dtype=float)
+    r = quat_to_matrix(np.concatenate([q[3:], q[:3]]))
+    return r, np.array(node.get("translation", [0.0, 0.0, 0.0]), dtype=float)
+
+
+def _slerp(a: np.ndarray, b: np.ndarray, u: np.ndarray) -> np.ndarray:
+    dot = np.einsum("ti,ti->t", a, b)
+    b = np.where(dot[:, None] < 0, -b, b)
+    dot = np.abs(dot)
+    theta = np.arccos(np.clip(dot, -1.0, 1.0))
+    small = theta < 1e-8
+    s = np.where(small, 1.0, np.sin(theta))
+    wa = np.where(small, 1.0 - u, np.sin((1.0 - u) * theta) / s)
+    wb = np.where(small, u, np.sin(u * theta) / s)
+    out = wa[:, None] * a + wb[:, None] * b
+    return out / np.linalg.norm(out, axis=-1, keepdims=True)
+
+
+def _sample(times: np.ndarray, values: np.ndarray, interp: str, t: np.ndarray, is_rot: bool,
+            src: str) -> np.ndarray:
+    K = times.shape[0]
+    if interp == "CUBICSPLINE":
+        if values.shape[0] != 3 * K:
+            raise FileFormatError(f"{src}: CUBICSPLINE sampler output must hold 3 values per key")
+        a_in, vals, b_out = values[0::3], values[1::3], values[2::3]
+    else:
+        if values.shape[0] != K:
+            raise FileFormatError(f"{src}: sampler output count {values.shape[0]} differs from "
+                                  f"its {K} key times")
+        vals = values
+    # Frames that coincide with a key (float32 times) take the key value.
+    near = np.abs(times[None, :] - t[:, None])
+    k_near = np.argmin(near, axis=1)
+    snap = near[np.arange(t.shape[0]), k_near] <= 1e-5
+    if K == 1:
+        out = np.repeat(vals[:1], t.shape[0], axis=0)
+    else:
+        seg = np.clip(np.searchsorted(times, t, side="right") - 1, 0, K - 2)
+        h = times[seg + 1] - times[seg]
+        u = np.clip((t - times[seg]) / np.where(h > 0, h, 1.0), 0.0, 1.0)
+        if interp == "STEP":
+            out = np.where((u >= 1.0)[:, None], vals[seg + 1], vals[seg])
+        elif interp == "CUBICSPLINE":
+            uu = u[:, None]
+            u2, u3 = uu * uu, uu * uu * uu
+            out = ((2 * u3 - 3 * u2 + 1) * vals[seg] + (u3 - 2 * u2 + uu) * h[:, None] * b_out[seg]
+                   + (-2 * u3 + 3 * u2) * vals[seg + 1] + (u3 - u2) * h[:, None] * a_in[seg + 1])
+        elif is_rot:
+            out = _slerp(vals[seg], vals[seg + 1], u)
+        else:
+            out = vals[seg] + u[:, None] * (vals[seg + 1] - vals[seg])
+    out = np.where(snap[:, None], vals[k_near], out)
+    if is_rot:
+        out = out / np.linalg.norm(out, axis=-1, keepdims=True)
+    return out
+
+
+def read_glb(path: str | os.PathLike, animation: int | str | None = None,
+             fps: float | None = None) -> Motion:
+    """Read an animated glTF 2.0 file (``.glb``) as a motion (metres, radians, Z up).
+
+    Args:
+        path: the file.
+        animation: index or name of the animation (default: the first).
+        fps: frame rate to sample at (default: the file's, see the module docstring).
+
+    Returns:
+        The motion; ``meta["source"]`` is the path, ``meta["gltf_animation"]`` the animation name.
+
+    Raises:
+        FileNotFoundError: no such file.
+        FileFormatError: not glTF 2.0, no animation or skeleton, unsupported features (scaled
+            joints, sparse accessors), a bad animation index or name.
+    """
+    p = Path(path)
+    src = os.fspath(path)
+    if not p.is_file():
+        raise FileNotFoundError(2, "glTF file not found", src)
+    gltf, buffers = _load(p)
+    try:
+        return _read(gltf, buffers, src, animation, fps)
+    except (KeyError, IndexError, TypeError, ValueError) as e:
+        if isinstance(e, FileFormatError):
+            raise
+        raise FileFormatError(f"{src}: malformed glTF ({type(e).__name__}: {e})") from None
+
+
+def _read(gltf: dict, buffers: list[bytes], src: str, animation, fps) -> Motion:
+    nodes = gltf.get("nodes", [])
+    anims = gltf.get("animations", [])
+    if not anims:
+        raise FileFormatError(f"{src}: the file has no animation")
+    if animation is None:
+        ai = 0
+    elif isinstance(animation, str):
+        names = [a.get("name", "") for a in anims]
+        if animation not in names:
+            raise FileFormatError(f"{src}: no animation named {animation!r}; animations are {names}")
+        ai = names.index(animation)
+    else:
+        ai = int(animation)
+        if not 0 <= ai < len(anims):
+            raise FileFormatError(f"{src}: animation index {ai} out of range 0..{len(anims) - 1}")
+    anim = anims[ai]
+    parent = {}
+    for i, nd in enumerate(nodes):
+        for c in nd.get("children", []):
+            parent[c] = i
+    # Channels: node -> {path: (times, values, interpolation)}
+    chans: dict[int, dict[str, tuple]] = {}
+    t_max = 0.0
+    all_times = []
+    for ch in anim.get("channels", []):
+        tgt = ch.get("target", {})
+        if "node" not in tgt:
+            continue
+        smp = anim["samplers"][ch["sampler"]]
+        tin = _accessor(gltf, buffers, smp["input"], src)[:, 0]
+        out = _accessor(gltf, buffers, smp["output"], src)
+        interp = smp.get("interpolation", "LINEAR")
+        if interp not in ("LINEAR", "STEP", "CUBICSPLINE"):
+            raise FileFormatError(f"{src}: unknown sampler interpolation {interp!r}")
+        if tgt.get("path") == "scale":
+            vals = out[1::3] if interp == "CUBICSPLINE" else out
+            if np.any(np.abs(vals - 1.0) > 1e-4):
+                raise FileFormatError(f"{src}: node {tgt['node']} has a scale animation; scaled "
+                                      "joints are not supported")
+            continue
+        if tgt.get("path") not in ("translation", "rotation"):
+            continue
+        chans.setdefault(tgt["node"], {})[tgt["path"]] = (tin, out, interp)
+        if len(tin):
+            t_max = max(t_max, float(tin.max()))
+            all_times.append(tin)
+    if not chans:
+        raise FileFormatError(f"{src}: animation {ai} has no translation or rotation channels")
+    extras = (gltf.get("extras") or {}).get("animik") if isinstance(gltf.get("extras"), dict) else None
+
+    skins = gltf.get("skins", [])
+    if extras and isinstance(extras.get("rig"), str):
+        from .rigfile import loads_rig
+
+        skel = loads_rig(extras["rig"], source=f"{src} extras.animik.rig")
+        by_name = {nodes[i].get("name"): i for i in (skins[0]["joints"] if skins else range(len(nodes)))}
+        missing = [n for n in skel.joint_names if n not in by_name]
+        if missing:
+            raise FileFormatError(f"{src}: joints {missing[:5]} of the animik skeleton have no node")
+        joint_nodes = [by_name[n] for n in skel.joint_names]
+        fps = float(extras.get("fps", 30.0)) if fps is None else fps
+        meta = dict(extras.get("motion_meta") or {})
+        first = extras.get("first_pose")
+        ref = np.array(first, dtype=float) if isinstance(first, list) and len(first) == skel.n_dof \
+            and all(isinstance(x, (int, float)) for x in first) else skel.rest_q
+    else:
+        skel, joint_nodes = _skeleton_from_nodes(gltf, nodes, parent, chans, skins, src)
+        meta = {}
+        ref = skel.rest_q
+        if fps is None:
+            fps = _infer_fps(all_times)
+    fps = float(fps)
+    if not (math.isfinite(fps) and fps > 0):
+        raise FileFormatError(f"{src}: fps must be positive, got {fps!r}")
+    n_frames = int(math.floor(t_max * fps + 1e-4)) + 1
+    t = np.arange(n_frames) / fps
+    J = skel.n_joints
+    rot = np.empty((n_frames, J, 3, 3))
+    pos = np.empty((n_frames, J, 3))
+    for j, ni in enumerate(joint_nodes):
+        r0, p0 = _node_rest(nodes[ni], src, ni)
+        ch = chans.get(ni, {})
+        if "rotation" in ch:
+            tin, out, interp = ch["rotation"]
+            if out.shape[1] != 4:
+                raise FileFormatError(f"{src}: rotation output of node {ni} must be VEC4")
+            qx = _sample(tin, out, interp, t, True, src)
+            rot[:, j] = quat_to_matrix(np.concatenate([qx[:, 3:], qx[:, :3]], axis=1))
+        else:
+            rot[:, j] = r0
+        if "translation" in ch:
+            tin, out, interp = ch["translation"]
+            if out.shape[1] != 3:
+                raise FileFormatError(f"{src}: translation output of node {ni} must be VEC3")
+            pos[:, j] = _sample(tin, out, interp, t, False, src)
+        else:
+            pos[:, j] = p0
+    # The root: world_from_gltf @ (static non-joint ancestors) @ node.
+    a = np.eye(4)
+    n = parent.get(joint_nodes[0])
+    while n is not None:
+        r_a, p_a = _node_rest(nodes[n], src, n)
+        m = np.eye(4)
+        m[:3, :3], m[:3, 3] = r_a, p_a
+        a = m @ a
+        n = parent.get(n)
+    g_rot = WORLD_FROM_GLTF @ a[:3, :3]
+    g_pos = WORLD_FROM_GLTF @ a[:3, 3]
+    rot[:, 0] = g_rot @ rot[:, 0]
+    pos[:, 0] = pos[:, 0] @ g_rot.T + g_pos
+    from ..anim.joints import dofs_from_local
+
+    q = dofs_from_local(skel, rot, pos, ref, sequential=True)
+    meta.update({"source": src, "gltf_animation": anim.get("name", str(ai))})
+    return Motion(skel, q, fps, meta=meta)
+
+
+def _infer_fps(all_times: list[np.ndarray]) -> float:
+    t = np.unique(np.concatenate(all_times)) if all_times else np.zeros(1)
+    if len(t) < 2:
+        return 30.0
+    dt = float(np.min(np.diff(t)))
+    if dt <= 0:
+        return 30.0
+    k = t / dt
+    if np.max(np.abs(k - np.round(k))) < 1e-3:
+        fps = 1.0 / dt
+        r = round(fps)
+        return float(r) if abs(fps - r) < 1e-3 * fps else fps
+    return 30.0
+
+
+def _skeleton_from_nodes(gltf, nodes, parent, chans, skins, src) -> tuple[Skeleton, list[int]]:
+    if skins:
+        members = list(skins[0].get("joints", []))
+    else:
+        # The subtree under the common ancestor of the animated nodes (mesh and camera nodes
+        # that are not animated are not joints).
+        chain: set[int] = set()
+        for ni in chans:
+            n = ni
+            while n is not None and n not in chain:
+                chain.add(n)
+                n = parent.get(n)
+        tops = [n for n in chain if parent.get(n) not in chain]
+        members, stack = [], list(tops)
+        while stack:
+            n = stack.pop()
+            if n in chans or not ({"mesh", "camera"} & set(nodes[n])):
+                members.append(n)
+                stack.extend(nodes[n].get("children", []))
+    member_set = set(members)
+    roots = [n for n in members if parent.get(n) not in member_set]
+    if len(roots) != 1:
+        raise FileFormatError(f"{src}: the joint nodes must form one tree, found roots "
+                              f"{[nodes[r].get('name', r) for r in roots]}")
+    # Depth-first order from the root, keeping the node order among siblings.
+    order, stack = [], [roots[0]]
+    while stack:
+        n = stack.pop()
+        order.append(n)
+        kids = [c for c in nodes[n].get("children", []) if c in member_set]
+        stack.extend(reversed(kids))
+    names: dict[int, str] = {}
+    used: set[str] = set()
+    for n in order:
+        base = str(nodes[n].get("name") or f"node{n}")
+        nm, k = base, 1
+        while nm in used:
+            k += 1
+            nm = f"{base}_{k}"
+        used.add(nm)
+        names[n] = nm
+    joints = []
+    from ..anim.joints import tb_angles
+
+    for n in order:
+        r0, p0 = _node_rest(nodes[n], src, n)
+        ch = chans.get(n, {})
+        root = n == roots[0]
+        dofs = []
+        offset = p0
+        if "translation" in ch:
+            dofs += [Dof(f"{names[n]}_t{a}", f"t{a}", rest=float(p0[i])) for i, a in enumerate("xyz")]
+            offset = np.zeros(3)
+        rot_dofs = "rotation" in ch or root or np.max(np.abs(r0 - np.eye(3))) > 1e-9
+        if rot_dofs:
+            # Z X Y (BVH channel order): Rz Rx Ry = Q Rx Ry Rz Qᵀ with Q = [z x y].
+            basis = np.array([[0.0, 1.0, 0.0], [0.0, 0.0, 1.0], [1.0, 0.0, 0.0]])
+            rest = tb_angles(basis.T @ r0 @ basis, np.ones(3), np.zeros(3), np.full(3, -np.inf),
+                             np.full(3, np.inf))
+            dofs += [Dof(f"{names[n]}_r{a}", f"r{a}", rest=float(rest[i]))
+                     for i, a in enumerate("zxy")]
+        joints.append(Joint(names[n], None if root else names[parent[n]], tuple(offset), dofs))
+    try:
+        skel = Skeleton.from_joints(Path(src).stem or "gltf", joints, meta={"source": src})
+    except SkeletonError as e:
+        raise FileFormatError(f"{src}: cannot build a skeleton from the joint nodes: {e}") from None
+    by_name = {names[n]: n for n in order}
+    return skel, [by_name[nm] for nm in skel.joint_names]
+
+
+def convert(in_path: str | os.PathLike, out_path: str | os.PathLike, **options: Any) -> Path:
+    """Convert a motion between BVH and glTF binary by extension (``.bvh`` ↔ ``.glb``).
+
+    Args:
+        in_path: ``.bvh`` or ``.glb`` input.
+        out_path: ``.bvh`` or ``.glb`` output (written atomically).
+        **options: passed to the writer (``unit_scale`` / ``precision`` for BVH, ``mesh`` for glb).
+
+    Raises:
+        FileFormatError: unknown extensions or a skeleton the output format cannot hold.
+    """
+    from .bvh import read_bvh, write_bvh
+
+    ext_in = Path(in_path).suffix.lower()
+    ext_out = Path(out_path).suffix.lower()
+    readers = {".bvh": read_bvh, ".glb": read_glb, ".gltf": read_glb}
+    if ext_in not in readers:
+        raise FileFormatError(f"cannot convert {str(in_path)!r}: unknown input extension {ext_in!r} "
+                              "(expected .bvh or .glb)")
+    if ext_out not in (".bvh", ".glb"):
+        raise FileFormatError(f"cannot convert to {str(out_path)!r}: unknown output extension "
+                              f"{ext_out!r} (expected .bvh or .glb)")
+    motion = readers[ext_in](in_path)
+    if ext_out == ".bvh":
+        return write_bvh(motion, out_path, **options)
+    return write_glb(motion, out_path, **options)
