@@ -32,6 +32,7 @@ from .kinematics import (
     stacked_jacobian,
 )
 from .motion import Motion
+from .retarget import retarget
 from .rigs import list_rigs, load_rig
 from .skeleton import Dof, Joint, Site, Skeleton
 
@@ -44,5 +45,5 @@ __all__ = [
     "FKResult", "Kinematics", "forward_kinematics", "joint_positions", "site_jacobian",
     "site_jacobians", "site_poses", "site_positions", "stacked_jacobian", "Motion",
     "list_rigs", "load_rig", "Dof", "Joint", "Site", "Skeleton", "__version__", "IKResult",
-    "solve_ik", "Scene", "load_scene", "save_scene",
+    "solve_ik", "Scene", "load_scene", "save_scene", "retarget",
 ]

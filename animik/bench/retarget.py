@@ -1,0 +1,203 @@
+"""``animik bench retarget``: retargeting speed (frames per second per core), quality, scaling.
+
+1. **Speed, one core.** Every BVH file of ``--data`` (default ``../shared/data/bvh``) is read
+   once (not timed), then ``Retargeter(motion, rig).run()`` is timed with
+   ``time.perf_counter`` — everything a retarget does: mapping, rest alignment, the batched
+   preparation (source FK over all frames, desired rotations, reference poses, contacts) and
+   the per-frame FIK solves — after one untimed warm-up retarget per rig (numba compile/cache
+   load). Frames/s = frames / time, per rig over all clips and per clip.
+2. **Quality**: the report of every clip (effector errors, foot skate, penetration, limit
+   violations, frames not converged).
+3. **Scaling** (``--jobs 1,2``): :func:`animik.retarget.batch.run_batch` on ``--repeat`` copies
+   of the data set (so that a few long clips do not decide the balance) into temporary
+   folders, with a pre-started and warmed-up process pool (the pool start is reported
+   separately: it is paid once per batch). Speed-up = time(jobs=1) / time(jobs=N). The machine
+   may be shared or throttled: the table also shows the speed-up a pure-Python CPU loop gets
+   on as many processes at the same moment ("machine speed-up"), to read the result against.
+
+Benchmarks print tables; they never fail on speed.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import platform
+import shutil
+import tempfile
+import time
+from pathlib import Path
+
+DEFAULT_DATA = Path(__file__).resolve().parents[2].parent / "shared" / "data" / "bvh"
+
+
+def add_parser(subparsers) -> argparse.ArgumentParser:
+    """Register ``animik bench retarget``."""
+    p = subparsers.add_parser(
+        "retarget", help="retargeting frames/s per core, quality table, --jobs scaling",
+        description="Retarget every BVH of a folder onto rigs: frames per second per core, the "
+                    "quality report of each clip, and the speed-up of local worker processes.")
+    p.add_argument("--data", default=str(DEFAULT_DATA), metavar="DIR",
+                   help="folder of BVH files (default ../shared/data/bvh)")
+    p.add_argument("--rigs", default="body95,fig2,biped12", help="comma-separated targets")
+    p.add_argument("--jobs", default="1,2", help="worker counts for the scaling test ('' skips it)")
+    p.add_argument("--repeat", type=int, default=3, metavar="N",
+                   help="copies of the data set in the scaling test (default 3)")
+    p.add_argument("--scaling-rig", default="body95", help="rig of the scaling test")
+    p.add_argument("--no-quality", action="store_true", help="skip the per-clip quality table")
+    p.set_defaults(func=run_cli)
+    return p
+
+
+def _files(data: str) -> list[Path]:
+    root = Path(data)
+    if not root.is_dir():
+        from ..errors import AnimikError
+
+        raise AnimikError(f"--data {data!r} is not a folder of BVH files")
+    files = sorted(p for p in root.rglob("*") if p.suffix.lower() == ".bvh")
+    if not files:
+        from ..errors import AnimikError
+
+        raise AnimikError(f"no .bvh file under {data!r}")
+    return files
+
+
+def speed_and_quality(files: list[Path], rigs: list[str]):
+    """``(speed rows, quality rows)`` of single-process retargets."""
+    from ..io.bvh import read_bvh
+    from ..retarget import Retargeter
+
+    motions = [(f, read_bvh(f)) for f in files]
+    speed, quality = [], []
+    for rig in rigs:
+        Retargeter(motions[0][1], rig).run()  # warm-up (numba cache, rig load)
+        frames = 0
+        total = 0.0
+        prep_total = 0.0
+        iters = 0.0
+        for f, m in motions:
+            t0 = time.perf_counter()
+            rt = Retargeter(m, rig)
+            t1 = time.perf_counter()
+            res = rt.run()
+            t2 = time.perf_counter()
+            frames += m.n_frames
+            total += t2 - t0
+            prep_total += t1 - t0
+            iters += res.report.mean_iterations * m.n_frames
+            quality.append((rig, f.name, res.report, t2 - t0))
+        speed.append((rig, len(motions), frames, round(total, 3), round(frames / total),
+                      round(100.0 * prep_total / total, 1), round(iters / frames, 2)))
+    return speed, quality
+
+
+def scaling(files: list[Path], rig: str, jobs_list: list[int], repeat: int) -> list[tuple]:
+    """Wall times of :func:`run_batch` for each worker count, on ``repeat`` copies of the data."""
+    import multiprocessing
+    from concurrent.futures import ProcessPoolExecutor
+
+    from ..retarget.batch import TargetSpec, run_batch, warm_up
+
+    rows = []
+    spec = TargetSpec.from_arg(rig)
+    with tempfile.TemporaryDirectory(prefix="animik-bench-") as tmp:
+        src = Path(tmp) / "in"
+        src.mkdir()
+        for k in range(repeat):
+            for f in files:
+                shutil.copyfile(f, src / f"{f.stem}-{k}{f.suffix}")
+        n_files = len(list(src.iterdir()))
+        base = None
+        for jobs in jobs_list:
+            out = Path(tmp) / f"out{jobs}"
+            if jobs == 1:
+                warm_up(spec)
+                t_start = 0.0
+                t0 = time.perf_counter()
+                res = run_batch([src], spec, out, jobs=1, progress=False, force=True)
+                wall = time.perf_counter() - t0
+            else:
+                ctx = multiprocessing.get_context("spawn")
+                t0 = time.perf_counter()
+                with ProcessPoolExecutor(jobs, mp_context=ctx, initializer=warm_up,
+                                         initargs=(spec,)) as ex:
+                    # make every worker start and warm up before timing
+                    list(ex.map(_noop, range(jobs), chunksize=1))
+                    t_start = time.perf_counter() - t0
+                    t1 = time.perf_counter()
+                    res = run_batch([src], spec, out, progress=False, force=True, executor=ex)
+                    wall = time.perf_counter() - t1
+            frames = res.frames
+            if base is None:
+                base = wall
+            rows.append((rig, jobs, n_files, frames, round(t_start, 2), round(wall, 2),
+                         round(frames / wall), round(base / wall, 2), res.count("failed")))
+    return rows
+
+
+def _noop(i: int) -> int:
+    time.sleep(0.05)
+    return i
+
+
+def _spin(n: int) -> int:
+    s = 0
+    for i in range(n):
+        s += i * i
+    return s
+
+
+def raw_scaling(jobs: int, n: int = 5_000_000) -> float:
+    """Speed-up of a pure-Python CPU loop on ``jobs`` processes: what the machine gives now
+    (a shared or throttled VM can give far less than its CPU count)."""
+    import multiprocessing
+    from concurrent.futures import ProcessPoolExecutor
+
+    if jobs <= 1:
+        return 1.0
+    t0 = time.perf_counter()
+    for _ in range(jobs):
+        _spin(n)
+    serial = time.perf_counter() - t0
+    with ProcessPoolExecutor(jobs, mp_context=multiprocessing.get_context("spawn")) as ex:
+        list(ex.map(_spin, [10] * jobs))
+        t0 = time.perf_counter()
+        list(ex.map(_spin, [n] * jobs))
+        parallel = time.perf_counter() - t0
+    return serial / parallel
+
+
+def run_cli(args: argparse.Namespace) -> int:
+    from .._table import format_table
+    from ..retarget.report import report_rows
+
+    files = _files(args.data)
+    rigs = [r.strip() for r in args.rigs.split(",") if r.strip()]
+    cpu = platform.processor() or platform.machine()
+    print(f"animik bench retarget: {len(files)} clips from {args.data} ({cpu}, "
+          f"{os.cpu_count()} CPUs, Python {platform.python_version()})\n")
+    speed, quality = speed_and_quality(files, rigs)
+    print(format_table(["rig", "clips", "frames", "time s", "frames/s (1 core)", "prep %",
+                        "FIK it/frame"], speed,
+                       title="1. speed, one process (mapping + preparation + per-frame FIK)"))
+    if not args.no_quality:
+        for rig in rigs:
+            items = [(name, rep, "ok") for r, name, rep, _ in quality if r == rig]
+            headers, rows = report_rows(items)
+            print()
+            print(format_table(headers, rows, title=f"2. quality onto {rig}: mean errors against "
+                                                    "the retarget targets, max skate per "
+                                                    "contact, penetration (cm)"))
+    jobs_list = [int(j) for j in args.jobs.split(",") if j.strip()]
+    if jobs_list:
+        rows = scaling(files, args.scaling_rig, jobs_list, max(args.repeat, 1))
+        rows = [(*r, round(raw_scaling(r[1]), 2)) for r in rows]
+        print()
+        print(format_table(["rig", "jobs", "clips", "frames", "pool start s", "wall s",
+                            "frames/s", "speed-up", "failed", "machine speed-up"], rows,
+                           title="3. scaling: run_batch (read, retarget, write BVH + reports), "
+                                 "warm pool; 'machine speed-up' = a pure-Python CPU loop on "
+                                 "as many processes, measured right after"))
+        print(f"   load average (1 min) after the test: {os.getloadavg()[0]:.2f} on {os.cpu_count()} CPUs")
+    return 0

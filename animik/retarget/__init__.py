@@ -1,0 +1,51 @@
+"""Retarget motions onto other skeletons: joint mapping, rest-pose alignment, feedback IK with
+the source's joint angles as null-space reference, foot contacts, quality reports, batches.
+
+Quick start::
+
+    from animik.io.bvh import read_bvh
+    from animik.retarget import retarget, Retargeter
+
+    walk = read_bvh("walk.bvh")
+    motion = retarget(walk, "body95")                 # Motion on body95, same fps
+    report = motion.meta["retarget_report"]          # quality report (dict)
+
+    result = Retargeter(walk, "fig2").run()          # motion + RetargetReport + JointMapping
+    q, state = Retargeter(walk, "fig2").step(0)      # one frame (interactive use)
+
+Modules: :mod:`.mapping` (canonical roles, name normalisation, mapping files),
+:mod:`.align` (rest alignment, scale, desired pose), :mod:`.fit` (rotations → DoFs),
+:mod:`.contacts` (foot contacts), :mod:`.retarget` (the per-frame solver), :mod:`.report`,
+:mod:`.bvhout` (BVH output), :mod:`.batch` (files, processes, Dask). See docs/retarget.md.
+"""
+
+from __future__ import annotations
+
+from .contacts import ContactParams
+from .mapping import (
+    CANONICAL_ROLES,
+    JointMapping,
+    JointRoles,
+    MappingSpec,
+    build_mapping,
+    classify_joints,
+    parse_name,
+    read_mapping_file,
+    unmapped_joints,
+)
+from .report import EffectorStats, FootStats, RetargetReport
+from .retarget import (
+    RetargetEdits,
+    Retargeter,
+    RetargetOptions,
+    RetargetResult,
+    RetargetState,
+    retarget,
+)
+
+__all__ = [
+    "CANONICAL_ROLES", "ContactParams", "EffectorStats", "FootStats", "JointMapping", "JointRoles",
+    "MappingSpec", "RetargetEdits", "RetargetOptions", "RetargetReport", "RetargetResult",
+    "RetargetState", "Retargeter", "build_mapping", "classify_joints", "parse_name",
+    "read_mapping_file", "retarget", "unmapped_joints",
+]

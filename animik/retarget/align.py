@@ -1,0 +1,522 @@
+"""Rest-pose alignment, scale, and the source-driven desired pose of the target.
+
+**Rest alignment.** For every paired joint (target ``j``, source ``s``) a constant rotation
+``C_j`` relates the two joint frames, so that the target joint's desired world rotation is::
+
+    R_target(t) = R_source(t) @ C_j,      C_j = (Δ_j R_source_rest)ᵀ R_target_rest
+
+``Δ_j`` is the world rotation that takes the source's rest bone frame onto the target's: its
+primary axis is the bone direction (to the first paired descendant that best continues the
+chain, e.g. hips → spine, upper arm → forearm, hand → middle finger; or, for a joint with no
+paired descendant, to the mean of its children and sites), its secondary axis the character
+axis (forward, left or up) least aligned with the bone. Hence **each target bone points where
+the source bone points in every frame**, whatever the rest poses (T-pose vs A-pose) and local
+bone axes of the two skeletons; the rest poses only decide the twist about the bone, through
+the character axes. A joint with no direction at all inherits its parent's ``Δ``.
+
+**Source rest.** ``"auto"`` uses the file's OFFSET pose (all rotation channels zero) when it is
+an upright stance (spine up, legs down), else the most upright frame of the clip — Bandai Namco
+files, for instance, have local axes that put the legs sideways at zero rotation.
+
+**Unpaired target joints** between two paired ones (a ``body95`` ``lower_thorax`` when the
+source has two spine joints) get a share of the rotation between them (slerp of the world
+rotation deltas, by hop count); those below the last paired joint (fingers, toes) keep their
+rest relation to the parent.
+
+**Scale.** ``s`` = target leg length / source leg length (thigh + shin + ankle height, each
+measured on its own rest pose; hip height where a rig has no ankle). The root (hips) follows
+``s ·`` the source hips trajectory; the vertical offset is chosen so that the feet stand on the
+ground (see :mod:`animik.retarget.retarget`).
+
+**Desired pose.** The target's joint positions follow from the desired rotations and the
+target's own bone lengths (its forward kinematics with world rotations given): effector targets
+are therefore reachable by construction, and only joint limits and missing DoFs make the IK
+work. A target whose hips cannot translate (``biped12``: fixed torso) is solved in a *virtual
+world* that moves with the source hips, and the effector targets are mapped into the fixed
+torso's frame.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from ..kinematics import forward_kinematics
+from ..rotations import matrix_to_rotvec, rotvec_to_matrix
+from ..skeleton import ROTATION, TRANSLATION, Skeleton
+from .fit import PoseFitter
+from .mapping import SIDES, JointMapping, JointRoles, character_forward
+
+UP = np.array([0.0, 0.0, 1.0])
+PAIR, INTERP, RIGID, REST = 0, 1, 2, 3
+
+
+def _unit(v: np.ndarray) -> tuple[np.ndarray, float]:
+    n = float(np.linalg.norm(v))
+    return (v / n if n > 1e-12 else v * 0.0), n
+
+
+def character_axes(P: np.ndarray, skel: Skeleton, roles: JointRoles) -> np.ndarray:
+    """``(3, 3)`` columns forward, left, up of a character posed with joint positions ``P``.
+
+    Left is the horizontal part of the sum of ``l_X − r_X`` over the paired sided joints
+    (thighs, upper arms, clavicles, feet…); without any, ``up × forward`` of the file
+    convention (:func:`~animik.retarget.mapping.character_forward`).
+    """
+    left = np.zeros(3)
+    for part in ("thigh", "upper_arm", "clavicle", "shin", "forearm", "foot", "hand"):
+        a, b = roles.get(f"l_{part}"), roles.get(f"r_{part}")
+        if a and b:
+            left += P[skel.joint_index(a)] - P[skel.joint_index(b)]
+    left[2] = 0.0
+    left, n = _unit(left)
+    if n < 1e-9:
+        left = np.cross(UP, character_forward(skel))
+    fwd = np.cross(left, UP)
+    return np.stack([fwd, np.cross(UP, fwd), UP], axis=1)
+
+
+def _frame(u: np.ndarray, a: np.ndarray) -> np.ndarray:
+    e2, _ = _unit(a - (a @ u) * u)
+    return np.stack([u, e2, np.cross(u, e2)], axis=1)
+
+
+def _subtree_points(skel: Skeleton, P: np.ndarray, S: np.ndarray, j: int) -> np.ndarray:
+    mask = skel.joint_ancestor_mask[:, j]
+    pts = [P[mask]]
+    site_mask = mask[skel.site_joint] if skel.n_sites else np.zeros(0, dtype=bool)
+    if skel.n_sites and site_mask.any():
+        pts.append(S[site_mask])
+    return np.concatenate(pts)
+
+
+def leg_length(skel: Skeleton, roles: JointRoles, P: np.ndarray, S: np.ndarray) -> float | None:
+    """Straight-leg length (hip joint to the ground), m, from bone lengths; None without legs."""
+    out = []
+    for side in SIDES:
+        th, sh, ft = (roles.get(f"{side}_{k}") for k in ("thigh", "shin", "foot"))
+        if th is None:
+            continue
+        t = skel.joint_index(th)
+        if sh is not None and ft is not None:
+            s, f = skel.joint_index(sh), skel.joint_index(ft)
+            foot_pts = _subtree_points(skel, P, S, f)
+            ankle = float(P[f, 2] - foot_pts[:, 2].min())
+            out.append(float(np.linalg.norm(P[s] - P[t]) + np.linalg.norm(P[f] - P[s])) + ankle)
+        else:
+            pts = _subtree_points(skel, P, S, t)
+            out.append(float(P[t, 2] - pts[:, 2].min()))
+    out = [x for x in out if x > 1e-6]
+    return float(np.mean(out)) if out else None
+
+
+def ground_height(skel: Skeleton, roles: JointRoles, P: np.ndarray, S: np.ndarray) -> float:
+    """Lowest point (z, m) of the legs (thigh subtrees incl. sites), else of the whole pose."""
+    zs = []
+    for side in SIDES:
+        th = roles.get(f"{side}_thigh")
+        if th is not None:
+            zs.append(_subtree_points(skel, P, S, skel.joint_index(th))[:, 2].min())
+    if zs:
+        return float(min(zs))
+    return float(min(P[:, 2].min(), S[:, 2].min() if len(S) else np.inf))
+
+
+def upright_score(P: np.ndarray, skel: Skeleton, roles: JointRoles) -> np.ndarray:
+    """How upright poses ``P (..., J, 3)`` stand: spine z-direction minus legs' z-direction.
+
+    2 for a straight vertical stance, lower otherwise; NaN-free (missing parts count 0).
+    """
+    score = np.zeros(P.shape[:-2])
+    hips = roles.get("hips")
+    top = roles.get("head") or roles.get("neck") or roles.get("chest")
+    if hips and top:
+        d = P[..., skel.joint_index(top), :] - P[..., skel.joint_index(hips), :]
+        score = score + d[..., 2] / np.maximum(np.linalg.norm(d, axis=-1), 1e-12)
+    legs = []
+    for side in SIDES:
+        th, ft = roles.get(f"{side}_thigh"), roles.get(f"{side}_foot") or roles.get(f"{side}_shin")
+        if th and ft:
+            d = P[..., skel.joint_index(ft), :] - P[..., skel.joint_index(th), :]
+            legs.append(d[..., 2] / np.maximum(np.linalg.norm(d, axis=-1), 1e-12))
+    if legs:
+        score = score - np.mean(legs, axis=0)
+    return score
+
+
+def choose_source_rest(skel: Skeleton, roles: JointRoles, q_clip: np.ndarray | None,
+                       option: object = "auto", P_clip: np.ndarray | None = None
+                       ) -> tuple[np.ndarray, str]:
+    """The source pose used as its rest for the alignment, and a description.
+
+    Args:
+        option: ``"auto"``, ``"offsets"`` (the skeleton's rest pose), ``"first_frame"``, a frame
+            index or an ``(n_dof,)`` pose.
+        P_clip: ``(T, J, 3)`` joint positions of the clip (computed if None).
+    """
+    rest = np.array(skel.rest_q, dtype=float)
+    if isinstance(option, str):
+        if option == "offsets" or q_clip is None or len(q_clip) == 0:
+            return rest, "offsets"
+        if option == "first_frame":
+            return np.array(q_clip[0]), "frame 0"
+        if option != "auto":
+            from ..errors import ShapeError
+
+            raise ShapeError(f"source_rest must be 'auto', 'offsets', 'first_frame', a frame "
+                             f"index or a pose, got {option!r}")
+        P0 = forward_kinematics(skel, rest).joint_positions
+        limit = 1.6 if roles.get("l_thigh") or roles.get("r_thigh") else 0.8
+        if float(upright_score(P0, skel, roles)) >= limit:
+            return rest, "offsets"
+        if P_clip is None:
+            P_clip = forward_kinematics(skel, q_clip).joint_positions
+        sc = upright_score(P_clip, skel, roles)
+        t = int(np.argmax(sc >= sc.max() - 1e-3))
+        return np.array(q_clip[t]), f"frame {t} (most upright; the OFFSET pose is not a stance)"
+    if isinstance(option, (int, np.integer)) and not isinstance(option, bool):
+        if q_clip is None or not 0 <= int(option) < len(q_clip):
+            from ..errors import ShapeError
+
+            raise ShapeError(f"source_rest frame {option} out of range")
+        return np.array(q_clip[int(option)]), f"frame {int(option)}"
+    return skel.check_q(np.asarray(option, dtype=float), "source_rest").copy(), "given pose"
+
+
+@dataclass(frozen=True, eq=False)
+class Alignment:
+    """Everything constant of one source → target retarget (see the module docstring).
+
+    Attributes:
+        source, target: the skeletons; ``mapping`` the joint mapping.
+        pair_t, pair_s: ``(P,)`` target / source joint indices of the pairs.
+        C: ``(P, 3, 3)`` constant offsets, ``R_target = R_source @ C``.
+        plan: ``(J_t, 4)`` int per target joint: kind (PAIR/INTERP/RIGID/REST), pair index or
+            the interpolation's ancestor, descendant; ``plan_f`` ``(J_t,)`` the fraction.
+        scale: target / source length ratio.
+        source_rest_q, source_rest_kind: the source pose used as rest, and how it was chosen.
+        source_axes, target_axes: ``(3, 3)`` columns forward, left, up.
+        hips_t, hips_s: hips joints; ``carrier``: target joint whose translation DoFs move the
+            hips (-1: fixed root); ``rotating_hips``: the hips can take their desired rotation.
+        rest_root_dz: vertical root offset from the rest poses (used without a clip).
+        target_ground: z of the target's rest ground; ``R0``/``p0`` target rest world frames.
+    """
+
+    source: Skeleton
+    target: Skeleton
+    mapping: JointMapping
+    pair_t: np.ndarray
+    pair_s: np.ndarray
+    C: np.ndarray
+    plan: np.ndarray
+    plan_f: np.ndarray
+    scale: float
+    source_rest_q: np.ndarray
+    source_rest_kind: str
+    source_axes: np.ndarray
+    target_axes: np.ndarray
+    hips_t: int
+    hips_s: int
+    carrier: int
+    rotating_hips: bool
+    rest_root_dz: float
+    target_ground: float
+    R0: np.ndarray
+    p0: np.ndarray
+    fitter: PoseFitter
+
+    @property
+    def fixed_root(self) -> bool:
+        return self.carrier < 0
+
+
+def _first_paired_below(skel: Skeleton, j: int, paired: set[int]) -> list[int]:
+    out, stack = [], list(skel.children[j])
+    while stack:
+        c = stack.pop()
+        if c in paired:
+            out.append(c)
+        else:
+            stack.extend(skel.children[c])
+    return sorted(out)
+
+
+def _is_ancestor(skel: Skeleton, a: int, b: int) -> bool:
+    return bool(skel.joint_ancestor_mask[b, a])
+
+
+def _direction_candidates(target: Skeleton, source: Skeleton, Pt: np.ndarray, Ps: np.ndarray,
+                          j: int, s: int, src_of: dict[int, int], paired: set[int],
+                          min_t: float, min_s: float) -> list[int]:
+    """Paired descendants of target joint ``j`` usable as its bone direction: the first paired
+    joint on each branch whose source counterpart lies below ``s``, looking past joints that
+    coincide with ``j`` in either skeleton (zero-length bones such as CMU's LowerBack)."""
+    out = []
+    stack = _first_paired_below(target, j, paired)
+    while stack:
+        c = stack.pop(0)
+        if not _is_ancestor(source, s, src_of[c]):
+            continue
+        if np.linalg.norm(Pt[c] - Pt[j]) > min_t and np.linalg.norm(Ps[src_of[c]] - Ps[s]) > min_s:
+            out.append(c)
+        else:
+            stack.extend(_first_paired_below(target, c, paired))
+    return out
+
+
+def align(source: Skeleton, target: Skeleton, mapping: JointMapping,
+          source_rest_q: np.ndarray, source_rest_kind: str = "offsets",
+          scale: float | None = None) -> Alignment:
+    """Build the :class:`Alignment` of a mapping.
+
+    Args:
+        source_rest_q: ``(n_src,)`` source pose taken as its rest (see
+            :func:`choose_source_rest`).
+        scale: override the length ratio (default: leg lengths, see the module docstring).
+    """
+    fks = forward_kinematics(source, source_rest_q)
+    fkt = forward_kinematics(target, target.rest_q)
+    Ps, Rs, Ss = np.asarray(fks.joint_positions), np.asarray(fks.joint_rotations), \
+        np.asarray(fks.site_positions)
+    Pt, Rt, St = np.asarray(fkt.joint_positions), np.asarray(fkt.joint_rotations), \
+        np.asarray(fkt.site_positions)
+    sr, tr = mapping.source_roles, mapping.target_roles
+    ax_s = character_axes(Ps, source, sr)
+    ax_t = character_axes(Pt, target, tr)
+    src_of = {target.joint_index(t): source.joint_index(s) for t, s in mapping.pairs}
+    paired = set(src_of)
+    height_t = max(float(np.ptp(np.concatenate([Pt[:, 2], St[:, 2]]))), 1e-3)
+    height_s = max(float(np.ptp(np.concatenate([Ps[:, 2], Ss[:, 2]]))), 1e-3)
+    tgt_roles_by_joint = tr.by_joint
+
+    order = sorted(paired)
+    deltas: dict[int, np.ndarray] = {}
+    for j in order:
+        s = src_of[j]
+        u_t = u_s = None
+        cands = _direction_candidates(target, source, Pt, Ps, j, s, src_of, paired,
+                                      1e-3 * height_t, 1e-3 * height_s)
+        non_thumb = [c for c in cands if "thumb" not in tgt_roles_by_joint.get(target.joint_names[c], "")]
+        cands = non_thumb or cands
+        p = target.parents[j]
+        ref = _unit(Pt[j] - Pt[p])[0] if p >= 0 else UP
+        if p >= 0 and np.linalg.norm(Pt[j] - Pt[p]) < 1e-3 * height_t:
+            ref = UP
+        # one candidate: the bone; several: the one that continues the chain (for the root:
+        # only a clear continuation — hips → spine — else the character frame decides)
+        best = 0.5 if p < 0 else -np.inf
+        for c in cands:
+            ut = _unit(Pt[c] - Pt[j])[0]
+            score = float(ut @ ref) if (len(cands) > 1 or p < 0) else 1.0
+            if score > best:
+                best, u_t, u_s = score, ut, _unit(Ps[src_of[c]] - Ps[s])[0]
+        if u_t is None and p < 0:
+            deltas[j] = ax_t @ ax_s.T
+            continue
+        if u_t is None:
+            # an effector site on the joint whose role the source has below: fig2's l_hand site
+            # on the elbow (source: forearm → hand), l_foot on the knee, head on the neck
+            for i in np.flatnonzero(target.site_joint == j):
+                role = mapping.effectors.get(target.site_names[i])
+                sj = sr.get(role) if role else None
+                if sj is None:
+                    continue
+                sj = source.joint_index(sj)
+                ut, nt = _unit(St[i] - Pt[j])
+                us, ns = _unit(Ps[sj] - Ps[s])
+                if sj != s and _is_ancestor(source, s, sj) and nt > 1e-3 * height_t \
+                        and ns > 1e-3 * height_s:
+                    u_t, u_s = ut, us
+                    break
+        if u_t is None:
+            a = target.parents[j]
+            while a >= 0 and a not in deltas:
+                a = target.parents[a]
+            deltas[j] = deltas[a] if a >= 0 else ax_t @ ax_s.T
+            continue
+        # secondary: the character axis least aligned with the bone (in both skeletons)
+        k = min(range(3), key=lambda i: max(abs(u_t @ ax_t[:, i]), abs(u_s @ ax_s[:, i])))
+        deltas[j] = _frame(u_t, ax_t[:, k]) @ _frame(u_s, ax_s[:, k]).T
+    pair_t = np.array(order, dtype=np.int64)
+    pair_s = np.array([src_of[j] for j in order], dtype=np.int64)
+    C = np.stack([(deltas[j] @ Rs[src_of[j]]).T @ Rt[j] for j in order]) if order else \
+        np.zeros((0, 3, 3))
+
+    # plan for every target joint
+    J = target.n_joints
+    plan = np.full((J, 4), -1, dtype=np.int64)
+    plan_f = np.zeros(J)
+    pair_index = {j: i for i, j in enumerate(order)}
+    for j in range(J):
+        if j in paired:
+            plan[j, :2] = (PAIR, pair_index[j])
+            continue
+        a = target.parents[j]
+        hops_a = 1
+        while a >= 0 and a not in paired:
+            a = target.parents[a]
+            hops_a += 1
+        below = []
+        stack = [(c, 1) for c in target.children[j]]
+        while stack:
+            c, h = stack.pop()
+            if c in paired:
+                below.append((h, c))
+            else:
+                stack.extend((g, h + 1) for g in target.children[c])
+        if a >= 0 and below:
+            h, b = min(below)
+            plan[j] = (INTERP, 0, a, b)
+            plan_f[j] = hops_a / (hops_a + h)
+        elif a >= 0:
+            plan[j, 0] = RIGID
+        else:
+            plan[j, 0] = REST
+
+    # scale and root
+    hips_t = target.joint_index(tr.get("hips")) if tr.get("hips") else 0
+    hips_s = source.joint_index(sr.get("hips")) if sr.get("hips") else 0
+    if hips_t not in paired:
+        # the target hips must be driven; pair it with the source hips if nothing else does
+        hips_t = order[0]
+        hips_s = src_of[hips_t]
+    if scale is None:
+        lt, ls = leg_length(target, tr, Pt, St), leg_length(source, sr, Ps, Ss)
+        if lt and ls:
+            scale = lt / ls
+        else:
+            top_t, top_s = tr.get("head") or tr.get("neck"), sr.get("head") or sr.get("neck")
+            if top_t and top_s:
+                scale = (np.linalg.norm(Pt[target.joint_index(top_t)] - Pt[hips_t])
+                         / max(np.linalg.norm(Ps[source.joint_index(top_s)] - Ps[hips_s]), 1e-9))
+            else:
+                scale = height_t / height_s
+    scale = float(scale)
+    carrier = -1
+    j = hips_t
+    while j >= 0:
+        if any(target.dof_type[k] == TRANSLATION for k in target.joint_dofs(j)):
+            carrier = j
+            break
+        j = target.parents[j]
+    rot_dofs = [k for k in target.joint_dofs(hips_t) if target.dof_type[k] == ROTATION]
+    rotating = len(rot_dofs) >= 3
+    g_t = ground_height(target, tr, Pt, St)
+    g_s = ground_height(source, sr, Ps, Ss)
+    rest_dz = float((Pt[hips_t, 2] - g_t) - scale * (Ps[hips_s, 2] - g_s))
+    return Alignment(
+        source=source, target=target, mapping=mapping, pair_t=pair_t, pair_s=pair_s, C=C,
+        plan=plan, plan_f=plan_f, scale=scale, source_rest_q=np.asarray(source_rest_q, float),
+        source_rest_kind=source_rest_kind, source_axes=ax_s, target_axes=ax_t, hips_t=hips_t,
+        hips_s=hips_s, carrier=carrier, rotating_hips=rotating, rest_root_dz=rest_dz,
+        target_ground=g_t, R0=Rt, p0=Pt, fitter=PoseFitter(target))
+
+
+# ----------------------------------------------------------------------------- per frame
+def desired_rotations(al: Alignment, R_src: np.ndarray) -> np.ndarray:
+    """Desired world rotations ``(T, J_t, 3, 3)`` of every target joint from the source's
+    world joint rotations ``R_src (T, J_s, 3, 3)``."""
+    T = R_src.shape[0]
+    J = al.target.n_joints
+    R = np.empty((T, J, 3, 3))
+    R0T = np.swapaxes(al.R0, -1, -2)
+    if len(al.pair_t):
+        R[:, al.pair_t] = R_src[:, al.pair_s] @ al.C
+    W: dict[int, np.ndarray] = {}
+
+    def delta(j: int) -> np.ndarray:
+        if j not in W:
+            W[j] = R[:, j] @ R0T[j]
+        return W[j]
+
+    for j in range(J):
+        kind = al.plan[j, 0]
+        if kind == PAIR:
+            continue
+        if kind == INTERP:
+            a, b = al.plan[j, 2], al.plan[j, 3]
+            Wa, Wb = delta(a), delta(b)
+            rv = matrix_to_rotvec(np.swapaxes(Wa, -1, -2) @ Wb)
+            W[j] = Wa @ rotvec_to_matrix(al.plan_f[j] * rv)
+        elif kind == RIGID:
+            W[j] = delta(al.target.parents[j])
+        else:
+            W[j] = np.broadcast_to(np.eye(3), (T, 3, 3))
+        R[:, j] = W[j] @ al.R0[j]
+    return R
+
+
+def desired_positions(al: Alignment, R: np.ndarray, p_hips: np.ndarray,
+                      sites: Skeleton | None = None) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Forward kinematics with the desired world rotations, the hips placed at ``p_hips``.
+
+    Args:
+        R: ``(T, J, 3, 3)`` desired rotations (:func:`desired_rotations`).
+        p_hips: ``(T, 3)`` desired hips position (virtual world).
+        sites: skeleton whose sites are returned (same joints as the target; default: the
+            target).
+
+    Returns:
+        ``(joint positions (T, J, 3), site positions (T, S, 3), carrier translation values
+        (T, k))`` in the virtual world (the hips where asked); ``k`` = the carrier's
+        translation DoFs (0 for a fixed root).
+    """
+    skel = al.target
+    T, J = R.shape[:2]
+    par = skel.parents
+    trans_rest = np.zeros((J, 3))
+    for k in range(skel.n_dof):
+        if skel.dof_type[k] == TRANSLATION:
+            trans_rest[skel.dof_joint[k]] += skel.dof_axis[k] * skel.rest_q[k]
+    local = skel.offsets + np.einsum("jab,jb->ja", skel.rest_rotations, trans_rest)
+    P = np.empty((T, J, 3))
+    for j in range(J):
+        if par[j] < 0:
+            P[:, j] = local[j]
+        else:
+            P[:, j] = P[:, par[j]] + R[:, par[j]] @ local[j]
+    shift = p_hips - P[:, al.hips_t]
+    base = al.carrier if al.carrier >= 0 else al.hips_t
+    moved = skel.joint_ancestor_mask[:, base]
+    P[:, moved] += shift[:, None, :]
+    tvals = np.zeros((T, 0))
+    if al.carrier >= 0:
+        c = al.carrier
+        ks = [k for k in skel.joint_dofs(c) if skel.dof_type[k] == TRANSLATION]
+        # world displacement of the carrier = R_parent R_rest_c Σ t_k a_k (translations first)
+        Rp = R[:, par[c]] if par[c] >= 0 else np.broadcast_to(np.eye(3), (T, 3, 3))
+        A = Rp @ (skel.rest_rotations[c] @ skel.dof_axis[ks].T)  # (T, 3, k)
+        dt = np.einsum("tka,ta->tk", np.linalg.pinv(A), shift)
+        tvals = skel.rest_q[ks] + dt
+    ss = skel if sites is None else sites
+    S = P[:, ss.site_joint] + np.einsum("tsab,sb->tsa", R[:, ss.site_joint], ss.site_offsets)
+    return P, S, tvals
+
+
+def reference_pose(al: Alignment, R: np.ndarray, carrier_values: np.ndarray) -> np.ndarray:
+    """The null-space reference ``bq (T, n)``: rotation DoFs fitted to the desired rotations,
+    the carrier's translations placing the hips, other translations at rest; within limits."""
+    skel = al.target
+    T = R.shape[0]
+    q = np.broadcast_to(skel.rest_q, (T, skel.n_dof)).copy()
+    if al.carrier >= 0 and carrier_values.shape[1]:
+        ks = [k for k in skel.joint_dofs(al.carrier) if skel.dof_type[k] == TRANSLATION]
+        q[:, ks] = carrier_values
+    return al.fitter.fit(R, q)
+
+
+def fixed_root_transform(al: Alignment, R: np.ndarray, p_hips: np.ndarray
+                         ) -> tuple[np.ndarray, np.ndarray]:
+    """``(A (T, 3, 3), b (T, 3))``: actual = A @ virtual + b for a target whose hips cannot
+    translate (identity for a free root)."""
+    T = R.shape[0]
+    if not al.fixed_root:
+        return np.broadcast_to(np.eye(3), (T, 3, 3)), np.zeros((T, 3))
+    h = al.hips_t
+    if al.rotating_hips:
+        A = np.broadcast_to(np.eye(3), (T, 3, 3)).copy()
+    else:
+        A = al.R0[h] @ np.swapaxes(R[:, h], -1, -2)
+    b = al.p0[h] - np.einsum("tab,tb->ta", A, p_hips)
+    return A, b

@@ -1,0 +1,236 @@
+"""Joint rotations → DoF values of a target skeleton, vectorised over frames and joints.
+
+Each joint's rotation DoFs are a product of rotations about fixed local axes,
+``D(θ) = Rot(a_0, θ_0) Rot(a_1, θ_1) …``. Given desired local rotations ``L (T, 3, 3)`` the fit
+finds ``θ (T, m)``:
+
+* one DoF: the exact least-squares angle ``argmin ‖Rot(a, θ) − L‖_F =
+  atan2(aᵀ vee(L − Lᵀ), tr L − aᵀ L a)`` (the twist of ``L`` about ``a``);
+* two DoFs on orthogonal axes: the Euler decomposition with the missing third axis
+  (``a_0 × a_1``) last and dropped, then Gauss–Newton on the rotation-vector residual
+  ``log(D(θ)ᵀ L)`` to the least-squares optimum (two orthogonal axes never lock);
+* three DoFs on orthogonal axes: the exact Euler decomposition in the joint's axis order;
+  within ~17° of gimbal lock (``|cos(middle angle)| < 0.3``: a shoulder with the arm hanging at
+  −90° abduction) a few Gauss–Newton steps **regularised towards a prior pose** along the
+  weakest direction of the residual's Hessian only (``λ w (nᵀ(θ − θ_prior))²``, λ = 1e-3,
+  ``n`` the eigenvector of ``BᵀB`` with the smallest eigenvalue, ``w`` rising smoothly from 0 at
+  the zone's edge to 1 at the lock) pick the split of the two coupled angles closest to the
+  prior instead of an arbitrary one, so the reference pose stays smooth over time (the same
+  limb rotation); free DoFs (a root) are regularised towards their own Euler estimate;
+* other axis layouts: the same Gauss–Newton from the prior.
+
+Joints with the same layout are solved together (one numpy call for all of them and all
+frames). Angles of limited DoFs are wrapped into ``(c − π, c + π]`` around the centre ``c`` of
+their range, free DoFs are unwrapped along time (continuous), and every value is finally
+clipped into the limits (the IK reference can only ask for reachable values).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from ..rotations import axis_angle_to_matrix, matrix_to_euler, matrix_to_rotvec
+from ..skeleton import ROTATION, Skeleton
+
+GN_LAMBDA = 1e-3
+GN_ITERATIONS = 4
+GIMBAL_ZONE = 0.3  # |cos(middle Euler angle)| below which the split is regularised (~17°)
+_AXIS_LETTERS = "xyz"
+
+
+def _principal(axis: np.ndarray) -> tuple[int, float] | None:
+    """``(index, sign)`` when ``axis`` is ±e_i."""
+    i = int(np.argmax(np.abs(axis)))
+    if abs(abs(axis[i]) - 1.0) < 1e-9:
+        return i, float(np.sign(axis[i]))
+    return None
+
+
+class JointFit:
+    """Fit plan of one joint's rotation DoFs.
+
+    Attributes:
+        joint: joint index; ``dofs``: ``(m,)`` its rotation DoF indices (chain order).
+        axes: ``(m, 3)`` unit axes in the joint frame; ``prior``: ``(m,)`` regularisation pose;
+        free: ``(m,)`` bool, DoFs without finite limits.
+        euler: ``(order, signs (m,))`` when the axes are distinct principal axes, else None.
+    """
+
+    def __init__(self, skel: Skeleton, joint: int, prior: np.ndarray):
+        ds = [k for k in skel.joint_dofs(joint) if skel.dof_type[k] == ROTATION]
+        self.joint = joint
+        self.dofs = np.array(ds, dtype=np.int64)
+        self.axes = np.array(skel.dof_axis[ds], dtype=float).reshape(-1, 3)
+        self.prior = np.asarray(prior, dtype=float)[ds] if ds else np.zeros(0)
+        lo, hi = skel.lower[ds], skel.upper[ds]
+        self.free = ~(np.isfinite(lo) & np.isfinite(hi)) if ds else np.zeros(0, dtype=bool)
+        self.euler = None
+        pr = [_principal(a) for a in self.axes]
+        m = len(ds)
+        if 2 <= m <= 3 and all(p is not None for p in pr) and len({p[0] for p in pr}) == m:
+            idx = [p[0] for p in pr]
+            signs = [p[1] for p in pr]
+            if m == 2:
+                idx.append(3 - idx[0] - idx[1])
+            self.euler = ("".join(_AXIS_LETTERS[i] for i in idx), np.array(signs[:m]))
+
+    @property
+    def m(self) -> int:
+        return len(self.dofs)
+
+    @property
+    def kind(self) -> tuple:
+        """Joints of the same kind are fitted together."""
+        if self.m == 1:
+            return (1,)
+        if self.euler is not None:
+            return (self.m, self.euler[0])
+        return (self.m, "gn", self.joint)
+
+    def fit(self, L: np.ndarray) -> np.ndarray:
+        """DoF values ``(T, m)`` best reproducing local rotations ``L (T, 3, 3)``."""
+        return fit_group([self], L[:, None])[:, 0]
+
+
+def _tile(a: np.ndarray, T: int) -> np.ndarray:
+    """``(G, ...)`` → ``(T * G, ...)`` repeated per frame (frame-major rows)."""
+    return np.broadcast_to(a, (T,) + a.shape).reshape((T * a.shape[0],) + a.shape[1:])
+
+
+def fit_group(joints: list[JointFit], L: np.ndarray) -> np.ndarray:
+    """DoF values ``(T, G, m)`` of ``G`` joints of one kind from ``L (T, G, 3, 3)``."""
+    T, G = L.shape[:2]
+    m = joints[0].m
+    axes = np.stack([j.axes for j in joints])  # (G, m, 3)
+    if m == 1:
+        a = axes[:, 0]  # (G, 3)
+        skew = np.stack([L[..., 2, 1] - L[..., 1, 2], L[..., 0, 2] - L[..., 2, 0],
+                         L[..., 1, 0] - L[..., 0, 1]], axis=-1)
+        tr = L[..., 0, 0] + L[..., 1, 1] + L[..., 2, 2]
+        ala = np.einsum("gi,tgij,gj->tg", a, L, a)
+        return np.arctan2(np.einsum("tgi,gi->tg", skew, a), tr - ala)[..., None]
+    prior = np.stack([j.prior for j in joints])
+    free = np.stack([j.free for j in joints])
+    Lf = L.reshape(T * G, 3, 3)
+    if joints[0].euler is None:
+        theta = _tile(prior, T).copy()
+        out = refine(Lf, theta, _tile(axes, T), _tile(prior, T), _tile(free, T), np.ones(T * G))
+        return out.reshape(T, G, m)
+    order = joints[0].euler[0]
+    signs = np.stack([j.euler[1] for j in joints])  # (G, m)
+    eul = matrix_to_euler(Lf, order)
+    theta = eul[:, :m] * _tile(signs, T)
+    if m == 2:
+        # two orthogonal axes never lock: plain Gauss–Newton to the least-squares optimum
+        theta = refine(Lf, theta, _tile(axes, T), _tile(prior, T), _tile(free, T),
+                       np.zeros(T * G))
+        return theta.reshape(T, G, m)
+    c = np.abs(np.cos(eul[:, 1]))
+    w = np.clip(1.0 - c / GIMBAL_ZONE, 0.0, 1.0) ** 2
+    near = np.flatnonzero(w > 0)
+    if len(near):
+        theta[near] = refine(Lf[near], theta[near], _tile(axes, T)[near], _tile(prior, T)[near],
+                             _tile(free, T)[near], w[near])
+    return theta.reshape(T, G, m)
+
+
+def refine(L: np.ndarray, theta: np.ndarray, axes: np.ndarray, prior: np.ndarray,
+           free: np.ndarray, weight: np.ndarray) -> np.ndarray:
+    """Gauss–Newton on ``log(D(θ)ᵀ L)`` per row, pulled towards ``prior`` with
+    ``GN_LAMBDA · weight`` along the weakest direction of ``BᵀB`` only.
+
+    Args:
+        L: ``(N, 3, 3)``; theta, prior: ``(N, m)``; axes: ``(N, m, 3)``; free: ``(N, m)`` bool
+        (free DoFs are pulled towards their start value); weight: ``(N,)``.
+    """
+    N, m = theta.shape
+    lam = GN_LAMBDA * weight
+    eye = np.eye(m)
+    prior = np.where(free, theta, prior)
+    for _ in range(GN_ITERATIONS):
+        Rs = [axis_angle_to_matrix(axes[:, k], theta[:, k]) for k in range(m)]
+        D = Rs[0]
+        for k in range(1, m):
+            D = D @ Rs[k]
+        # b_k: axis k in the end frame (suffix product transposed)
+        B = np.empty((N, 3, m))
+        B[:, :, m - 1] = axes[:, m - 1]
+        suffix = None
+        for k in range(m - 2, -1, -1):
+            suffix = Rs[k + 1] if suffix is None else Rs[k + 1] @ suffix
+            B[:, :, k] = np.einsum("nji,nj->ni", suffix, axes[:, k])
+        r = matrix_to_rotvec(np.swapaxes(D, -1, -2) @ L)
+        BtB = np.einsum("nik,nil->nkl", B, B)
+        g = np.einsum("nik,ni->nk", B, r)
+        H = BtB + 1e-12 * eye
+        if np.any(lam > 0):
+            _, vec = np.linalg.eigh(BtB)
+            n = vec[:, :, 0]
+            Nm = lam[:, None, None] * np.einsum("nk,nl->nkl", n, n)
+            H = H + Nm
+            g = g + np.einsum("nkl,nl->nk", Nm, prior - theta)
+        theta = theta + np.linalg.solve(H, g[..., None])[..., 0]
+    return theta
+
+
+class PoseFitter:
+    """Fits all rotation DoFs of a skeleton from desired world joint rotations.
+
+    Args:
+        skel: the target skeleton.
+        prior: ``(n,)`` regularisation pose (default: the rest pose).
+    """
+
+    def __init__(self, skel: Skeleton, prior: np.ndarray | None = None):
+        self.skeleton = skel
+        prior = np.clip(skel.rest_q if prior is None else prior, skel.lower, skel.upper)
+        self.joints = [JointFit(skel, j, prior) for j in range(skel.n_joints)]
+        groups: dict[tuple, list[JointFit]] = {}
+        for jf in self.joints:
+            if jf.m:
+                groups.setdefault(jf.kind, []).append(jf)
+        self.groups = [(g, np.array([j.joint for j in g]), np.concatenate([j.dofs for j in g]))
+                       for g in groups.values()]
+        lo, hi = skel.lower, skel.upper
+        self.limited = np.isfinite(lo) & np.isfinite(hi) & (hi - lo < 2 * np.pi - 1e-9)
+        self.centre = np.where(self.limited, 0.5 * (np.where(self.limited, lo, 0) +
+                                                    np.where(self.limited, hi, 0)), 0.0)
+        self.rot = skel.dof_type == ROTATION
+        self._parent = np.where(skel.parents < 0, 0, skel.parents)
+        self._rrT = np.ascontiguousarray(np.swapaxes(skel.rest_rotations, -1, -2))
+
+    def local_rotations(self, R_world: np.ndarray) -> np.ndarray:
+        """``(T, J, 3, 3)`` rotations relative to the rest transform: ``R_restᵀ R_parentᵀ R``."""
+        Rp = R_world[:, self._parent]
+        Rp[:, self.skeleton.parents < 0] = np.eye(3)
+        return self._rrT[None] @ np.swapaxes(Rp, -1, -2) @ R_world
+
+    def fit(self, R_world: np.ndarray, q_fill: np.ndarray) -> np.ndarray:
+        """DoF values ``(T, n)``.
+
+        Args:
+            R_world: ``(T, J, 3, 3)`` desired world rotation of every joint.
+            q_fill: ``(T, n)`` values of the DoFs not fitted here (translations); copied.
+
+        Returns:
+            ``(T, n)`` within the limits; rotations continuous in time.
+        """
+        q = np.array(q_fill, dtype=float)
+        L = self.local_rotations(np.asarray(R_world))
+        T = L.shape[0]
+        for group, joints, dofs in self.groups:
+            q[:, dofs] = fit_group(group, L[:, joints]).reshape(T, -1)
+        self.finish(q)
+        return q
+
+    def finish(self, q: np.ndarray) -> None:
+        """Wrap, unwrap and clip rotation DoFs of ``q`` ``(T, n)`` in place."""
+        skel = self.skeleton
+        lim = self.limited & self.rot
+        free = ~self.limited & self.rot
+        if lim.any():
+            c = self.centre[lim]
+            q[:, lim] = c + np.mod(q[:, lim] - c + np.pi, 2 * np.pi) - np.pi
+        if free.any() and q.shape[0] > 1:
+            q[:, free] = np.unwrap(q[:, free], axis=0)
+        np.clip(q, skel.lower, skel.upper, out=q)
