@@ -54,9 +54,9 @@ examples:
 def build_parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(
         prog="animik",
-        usage="animik [SCENE|RIG|FILE.bvh] [app options]\n       animik COMMAND [options]",
-        description="Pose and animate articulated characters with feedback inverse kinematics.\n"
-                    "With no command (or a scene, rig or BVH file first) it opens the app.",
+        description="Pose and animate articulated characters with feedback inverse kinematics.\n\n"
+                    "  animik [SCENE|RIG|FILE.bvh] [app options]   open the app (see `animik app -h`)\n"
+                    "  animik COMMAND [options]                    run a command",
         epilog=_EPILOG,
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )

@@ -20,6 +20,9 @@ from ..skeleton import Skeleton
 from . import _kernels as K
 
 
+PIN_WEIGHT = 10.0  # default row weight of pinned sites (targets: 1); override with ``weights``
+
+
 @dataclass(frozen=True, eq=False)
 class IKProblem:
     """A validated set of effector targets on a skeleton.
@@ -162,7 +165,8 @@ def build_problem(
         skel: the skeleton.
         q0: start pose ``(n_dof,)`` (pinned sites hold their pose at ``q0``).
         targets: ``{site: position (3,)}`` or ``{site: (position (3,), rotation (3, 3) or wxyz)}``.
-        weights: optional ``{site: weight}`` (default 1; must be > 0).
+        weights: optional ``{site: weight}`` (must be > 0; default 1 for targets and
+            :data:`PIN_WEIGHT` = 10 for pinned sites, so pins hold when a target is out of reach).
         pinned: site names held where they are at ``q0``.
         pin_rotation: pinned sites also hold their orientation (6 rows instead of 3).
 
@@ -201,7 +205,9 @@ def build_problem(
             rot.append(sr[i])
             rows.append(6 if pin_rotation else 3)
             pins.append(True)
-    w = np.ones(len(names))
+    # Pins outrank targets: when a target is out of reach the best-effort pose should give up
+    # the reach, not the pins (equal weights let a pulled hand drag pinned feet along).
+    w = np.where(pins, PIN_WEIGHT, 1.0)
     for name, val in (weights or {}).items():
         if name not in names:
             skel.site_index(name)

@@ -173,3 +173,19 @@ def test_top_level_solve_ik_api():
     assert isinstance(res, animik.IKResult)
     assert res.converged and res.error["l_hand"] < 1e-3
     assert skel.within_limits(res.q)
+
+
+def test_pins_hold_when_a_target_is_out_of_reach():
+    """Pins outrank targets by default: an unreachable reach does not drag pinned feet along."""
+    import animik
+    from animik.ik.problem import PIN_WEIGHT
+
+    skel = animik.load_rig("body95")
+    pins = ["l_foot", "r_foot"]
+    res = animik.solve_ik(skel, skel.rest_q, {"l_hand": [3.0, 3.0, 3.0]}, pinned=pins)
+    unit = animik.solve_ik(skel, skel.rest_q, {"l_hand": [3.0, 3.0, 3.0]}, pinned=pins,
+                           weights={p: 1.0 for p in pins})
+    assert not res.converged and PIN_WEIGHT > 1
+    assert skel.within_limits(res.q)
+    for p in pins:
+        assert res.error[p] < 0.05 and res.error[p] < 0.2 * unit.error[p], (res.error, unit.error)
