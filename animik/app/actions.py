@@ -17,6 +17,7 @@ import numpy as np
 
 from ..errors import AnimikError
 from ..io.scene import Scene, SceneTarget, load_scene, save_scene
+from ..motion import Motion
 from ..rotations import axis_angle_to_matrix
 from ..skeleton import Skeleton
 from .camera import OrbitCamera
@@ -67,9 +68,31 @@ def solver_defaults(name: str) -> dict[str, Any]:
 
 
 # ====================================================================== documents and scenes
+def bvh_document(path: str | Path, motion: Motion, tolerance: float | None = None,
+                 position_tolerance: float | None = None) -> Document:
+    """A document on a BVH file's skeleton with its motion as the clip (named after the file;
+    every frame a key, or keys reduced within the tolerances, rad / m), at frame 0."""
+    from ..anim import clip_from_motion
+
+    path = Path(path)
+    clip = clip_from_motion(motion, tolerance, position_tolerance, name=path.stem)
+    q = clip.sample([0.0], ik=False)[0]
+    return Document.new(motion.skeleton, str(path), q, motion=motion, frame=0, name=path.stem,
+                        solver=SolverSettings(default_solver(), 20, {}), clips=(clip,), clip=0)
+
+
 def document_from_scene(scene: Scene, motion=None) -> Document:
     skel = scene.skeleton
-    doc = Document.new(skel, scene.rig, scene.q, name=scene.name, frame=scene.frame, motion=motion)
+    clips = tuple(scene.clips)
+    time = 0.0
+    if motion is not None and not clips:
+        # a scene on a BVH rig without clips (saved before clips existed): the BVH's motion
+        from ..anim import clip_from_motion
+
+        clips = (clip_from_motion(motion, name=Path(scene.rig).stem),)
+        time = scene.frame / motion.fps
+    doc = Document.new(skel, scene.rig, scene.q, name=scene.name, frame=scene.frame, motion=motion,
+                       clips=clips, clip=0 if clips else -1, time=time)
     effs = list(doc.effectors)
     for t in scene.targets_list:
         i = skel.site_index(t.site)
@@ -91,7 +114,7 @@ def scene_from_state(state: AppState) -> Scene:
     return Scene(rig=doc.rig, skeleton=doc.skeleton, q=doc.q, targets_list=targets,
                  solver=doc.solver.name, iterations_per_frame=doc.solver.iterations,
                  solver_options=dict(doc.solver.current), camera=state.camera.to_dict(),
-                 name=doc.name, frame=doc.frame, path=state.scene_path)
+                 name=doc.name, frame=doc.frame, path=state.scene_path, clips=doc.clips)
 
 
 def scenes_dir() -> Path | None:
@@ -147,10 +170,7 @@ def open_document(target: str | Path | None) -> tuple[Document, Path | None, Map
     if suffix == ".bvh":
         from ..io.bvh import read_bvh
 
-        motion = read_bvh(path)
-        doc = Document.new(motion.skeleton, str(path), motion.q[0], motion=motion, frame=0,
-                           name=path.stem, solver=SolverSettings(default_solver(), 20, {}))
-        return doc, None, None
+        return bvh_document(path, read_bvh(path)), None, None
     if suffix == ".toml":
         if not path.is_file():
             raise FileNotFoundError(f"no such file: {str(path)!r}")
@@ -202,17 +222,25 @@ def open_into(state: AppState, target: str | Path) -> bool:
     except USER_ERRORS as e:
         state.error(f"Cannot open {target}: {_describe(e)}")
         return False
+    replace_document(state, doc, scene_path, camera, f"open {Path(str(target)).name}")
+    state.info(f"Opened {target}")
+    return True
+
+
+def replace_document(state: AppState, doc: Document, scene_path: Path | None,
+                     camera: Mapping | None, label: str) -> None:
+    """Make ``doc`` the document (one undo step), resetting selection, playback and the view."""
     cancel_drag(state)
+    state.playing = False
+    state.selected_key = None
     set_doc(state, doc)
-    commit(state, f"open {Path(str(target)).name}")
+    commit(state, label)
     state.scene_path = scene_path
     state.selected_site = state.hover_site = None
     state.selected_joint = state.hover_joint = None
     if scene_path is not None:
         state.browser_dir = scene_path.parent
     _setup_camera(state, camera)
-    state.info(f"Opened {target}")
-    return True
 
 
 def save(state: AppState, path: str | Path | None = None) -> Path | None:
@@ -272,6 +300,7 @@ def redo(state: AppState) -> bool:
 
 def _restore(state: AppState, doc: Document) -> None:
     skel_changed = doc.skeleton is not state.doc.skeleton
+    state.playing = False
     state.doc = doc
     state.version += 1
     state.ik.solver_state = None  # the filter states belong to the pose we left
@@ -296,6 +325,7 @@ def set_dof(state: AppState, k: int, value: float) -> None:
     edit), so the IK does not pull the joint back; the others keep their targets.
     """
     skel = state.skeleton
+    state.playing = False  # an edit stops playback at the playhead
     value = float(np.clip(value, skel.lower[k], skel.upper[k]))
     q = state.doc.q.copy()
     q[k] = value
@@ -365,8 +395,9 @@ def free_all(state: AppState) -> None:
 
 def reset_pose(state: AppState) -> None:
     """Rest pose, every effector free (undoable)."""
-    doc = Document.new(state.skeleton, state.doc.rig, name=state.doc.name, solver=state.doc.solver,
-                       motion=state.doc.motion)
+    d = state.doc
+    doc = Document.new(state.skeleton, d.rig, name=d.name, solver=d.solver, motion=d.motion,
+                       clips=d.clips, clip=d.clip, time=d.time)
     set_doc(state, doc)
     commit(state, "reset pose")
 
@@ -504,7 +535,17 @@ def _max_error_mm(state: AppState, effs) -> float:
 
 
 def update(state: AppState, dt: float) -> None:
-    """Advance the app by one frame: the IK step (renderers then draw ``state``)."""
+    """Advance the app by one frame: playback (the pose from the clip), then the IK step
+    (renderers then draw ``state``)."""
+    if state.doc.retarget is not None:  # retarget mode: the retargeter poses the character
+        from .retarget_mode import update as retarget_update
+
+        retarget_update(state, dt)
+        return
+    if state.playing:
+        from .timeline import advance
+
+        advance(state, dt)
     step_ik(state)
 
 

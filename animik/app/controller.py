@@ -17,15 +17,20 @@ Mouse:
 Keys:
     F frame selection · Home / R reset view · arrows orbit (Shift: pan) · +/- or PgUp/PgDn
     zoom · P pin/unpin · O 6-D target on/off ·
-    Delete / Backspace free the effector · Esc cancel drag / clear selection ·
-    Ctrl+Z undo · Ctrl+Shift+Z / Ctrl+Y redo · Ctrl+S save · Ctrl+O open · Space live IK on/off
+    Delete / Backspace delete the selected key, else free the effector · Esc cancel drag /
+    clear selection · Ctrl+Z undo · Ctrl+Shift+Z / Ctrl+Y redo · Ctrl+S save · Ctrl+O open ·
+    I live IK on/off
+Animation (:mod:`animik.app.timeline`):
+    K key the pose · Shift+K key the selected joint · Alt+K key the effector targets ·
+    Space play / pause · , . (or [ ]) previous / next key · Shift+, Shift+. start / end ·
+    N auto-key on/off
 """
 
 from __future__ import annotations
 
 import numpy as np
 
-from . import actions
+from . import actions, timeline
 from . import keys as K
 from .geometry import ViewGeometry, build_view
 from .picking import pick_handle, pick_joint, pick_ring
@@ -115,6 +120,7 @@ class ViewportController:
             site = pick_handle(s, g, px, py)
             if site is not None:
                 s.selected_site = site  # the joint selection stays (its sliders follow the drag)
+                s.selected_key = None  # Delete now frees this effector, not a timeline key
                 self._start_move(site, px, py)
                 return
             self.press_joint = pick_joint(s, g, px, py)
@@ -153,13 +159,20 @@ class ViewportController:
         if mode in ("drag", "rotate") and s.drag is not None:
             d, s.drag = s.drag, None
             if d.moved:
-                if d.kind == "move" and s.pin_on_release and s.doc.effector(d.site).mode == TARGET \
+                if s.doc.retarget is not None:  # retarget mode: an edit layered on the motion
+                    from .retarget_mode import end_drag
+
+                    end_drag(s, d)
+                elif d.kind == "move" and s.pin_on_release and s.doc.effector(d.site).mode == TARGET \
                         and d.start_doc.effector(d.site).mode == FREE:
                     actions.set_effector(s, s.doc.effector(d.site).replace(mode=PINNED))
-                actions.commit(s, f"{'drag' if d.kind == 'move' else 'rotate'} {d.site}")
+                keyed = timeline.auto_key(s, site=d.site)
+                actions.commit(s, f"{'drag' if d.kind == 'move' else 'rotate'} {d.site}"
+                                  + (" + key" if keyed else ""))
         elif mode == "click":
             s.selected_joint = self.press_joint
             s.selected_site = None
+            s.selected_key = None
         elif mode == "rclick" and self.press_site is not None:
             s.selected_site = self.press_site
             s.context_site = self.press_site
@@ -172,6 +185,7 @@ class ViewportController:
     # ---------------------------------------------------------------- drags
     def _start_move(self, site: str, px: float, py: float) -> None:
         s = self.state
+        timeline.pause(s)  # a drag edits the pose at the playhead: playback stops there
         e = s.doc.effector(site)
         i = s.skeleton.site_index(site)
         start = np.array(e.position if e.active else s.fk.site_positions[i])
@@ -216,6 +230,7 @@ class ViewportController:
 
     def _start_rotate(self, g: ViewGeometry, ring: int, px: float, py: float) -> None:
         s = self.state
+        timeline.pause(s)
         site = s.selected_site
         e = s.doc.effector(site)
         axis = g.ring_axes[:, ring].copy()
@@ -288,6 +303,9 @@ class ViewportController:
             else:
                 s.selected_site = None
                 s.selected_joint = None
+                s.selected_key = None
+            return True
+        if self._animation_key(symbol, modifiers):
             return True
         if symbol == K.F:
             actions.frame_selected(s)
@@ -310,10 +328,12 @@ class ViewportController:
         if symbol in (K.PAGEDOWN, K.MINUS, K.NUM_SUBTRACT):
             s.camera.zoom(-1.0)
             return True
-        if symbol == K.SPACE:
+        if symbol == K.I:
             s.live_ik = not s.live_ik
             s.info(f"Live IK {'on' if s.live_ik else 'off'}")
             return True
+        if symbol in (K.DELETE, K.BACKSPACE) and s.selected_key is not None and s.drag is None:
+            return timeline.delete_key(s)
         site = s.selected_site or s.hover_site
         if site is None or s.drag is not None:
             return False
@@ -326,6 +346,35 @@ class ViewportController:
             return True
         if symbol in (K.DELETE, K.BACKSPACE):
             actions.free(s, site)
+            return True
+        return False
+
+    def _animation_key(self, symbol, modifiers) -> bool:
+        """Keys of the timeline (no Ctrl): K, Shift+K, Alt+K, Space, , . [ ], N."""
+        s = self.state
+        shift = bool(modifiers & K.MOD_SHIFT)
+        alt = bool(modifiers & K.MOD_ALT)
+        if symbol == K.K:
+            if s.drag is not None:
+                return False
+            if alt:
+                timeline.key_targets(s)
+            elif shift:
+                timeline.key_joint(s)
+            else:
+                timeline.key_pose(s)
+            return True
+        if symbol == K.SPACE:
+            timeline.toggle_play(s)
+            return True
+        if symbol == K.N:
+            s.auto_key = not s.auto_key
+            s.info(f"Auto-key {'on' if s.auto_key else 'off'}")
+            return True
+        step = {K.COMMA: -1, K.BRACKETLEFT: -1, K.PERIOD: 1, K.BRACKETRIGHT: 1}.get(symbol)
+        if step is not None and s.drag is None:
+            timeline.pause(s)
+            timeline.jump(s, 2 * step if shift else step)
             return True
         return False
 

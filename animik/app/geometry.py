@@ -303,7 +303,7 @@ def build_view(state: AppState) -> ViewGeometry:
         tips = fk.site_positions[i] + 0.45 * ring_radius * fk.site_rotations[i].T
         ov_cyl.append(cylinder_instances(np.tile(fk.site_positions[i], (3, 1)), tips,
                                          0.025 * ring_radius, cols * [0.7, 0.7, 0.7, 0.8]))
-    return ViewGeometry(
+    geom = ViewGeometry(
         spheres=spheres, cylinders=cylinders, free_spheres=free_spheres,
         overlay_spheres=ov_spheres, overlay_cubes=ov_cubes,
         overlay_cylinders=np.concatenate(ov_cyl), overlay_tori=ov_tori,
@@ -311,6 +311,11 @@ def build_view(state: AppState) -> ViewGeometry:
         handle_sites=np.arange(S), handle_pos=hpos,
         handle_radius=np.maximum(hrad, 7.0 * px),  # picking: at least 7 px
         ring_centre=ring_centre, ring_axes=ring_axes, ring_radius=ring_radius)
+    if state.doc.retarget is not None:  # the source skeleton beside the target; its handles
+        from .retarget_mode import decorate_view
+
+        geom = decorate_view(state, geom)
+    return geom
 
 
 def grid_lines(half: float = 5.0, step: float = 0.25) -> tuple[np.ndarray, np.ndarray]:

@@ -22,6 +22,7 @@ from .geometry import build_view
 from .imgui_input import ImguiInput
 from .render.imgui_renderer import ImguiRenderer
 from .render.scene_renderer import SceneRenderer
+from .retarget_mode import on_key_press as retarget_keys
 from .state import AppState
 from .ui.chrome import (
     draw_help_window,
@@ -33,14 +34,15 @@ from .ui.chrome import (
 )
 from .ui.files import draw_file_browser_panel, open_browser
 from .ui.panels import (
-    draw_clip_panel,
     draw_context_menu,
     draw_effectors_panel,
     draw_joint_panel,
     draw_skeleton_panel,
 )
 from .ui.plot_panel import draw_plot_panel
+from .ui.retarget_panel import draw_retarget_panel
 from .ui.solver_panel import draw_solver_panel
+from .ui.timeline_panel import draw_timeline_panel
 
 FONT_SIZE = 15.0
 PANEL_BG = (0.11, 0.12, 0.14)
@@ -173,6 +175,8 @@ class GuiApp:
         if ctrl and symbol == K.Q:
             self.state.quit_requested = True
             return
+        if self.state.doc.retarget is not None and retarget_keys(self.state, symbol, modifiers):
+            return  # retarget mode: Space play / pause, , . step frames, P pin (retarget_mode)
         self.controller.on_key_press(symbol, modifiers)
 
     def on_key_release(self, symbol, modifiers):
@@ -205,10 +209,11 @@ class GuiApp:
                            max(int(node.size.x), 1), max(int(node.size.y), 1))
         draw_skeleton_panel(s)
         draw_joint_panel(s)
-        draw_clip_panel(s)
+        draw_timeline_panel(s)
         draw_solver_panel(s)
         draw_effectors_panel(s)
         draw_plot_panel(s)
+        draw_retarget_panel(s)
         draw_context_menu(s)
         draw_file_browser_panel(s)
         draw_help_window(s)

@@ -1,7 +1,8 @@
 """The app's state: one mutable :class:`AppState` around an immutable, undoable :class:`Document`.
 
 The *document* is everything a user edits and an undo step restores: the skeleton and where it
-came from, the pose ``q``, every effector's mode and target, and the solver settings. Edits
+came from, the pose ``q``, every effector's mode and target, the solver settings, and the
+keyframe clips with the current clip and the playhead time. Edits
 replace ``state.doc`` with a new :class:`Document` (they are cheap: arrays are shared) and
 :func:`animik.app.actions.commit` records it in the :class:`History`.
 
@@ -23,6 +24,7 @@ from typing import Any
 
 import numpy as np
 
+from ..anim import Clip
 from ..kinematics import FKResult, forward_kinematics
 from ..motion import Motion
 from ..skeleton import Skeleton
@@ -136,9 +138,14 @@ class Document:
         q: ``(n_dof,)`` pose, rad / m (read-only).
         effectors: one :class:`Effector` per site, in site order.
         solver: the IK settings.
-        motion: the clip when the rig came from a BVH file (frames can be scrubbed), else None.
-        frame: the clip frame the pose was last taken from.
+        motion: the BVH motion when the rig came from a BVH file, else None.
+        frame: the BVH frame the pose was last taken from.
         name: scene name (window title, default file name).
+        clips: keyframe clips (:class:`animik.anim.Clip` on ``skeleton``), names unique.
+        clip: index of the current clip in ``clips`` (-1: none).
+        time: the playhead, s (a frame time ``i / fps`` of the current clip).
+        retarget: retarget mode (:class:`animik.app.retarget_mode.RetargetLink`: the motion
+            retargeted onto ``skeleton`` every frame, and the edits layered on it), or None.
     """
 
     skeleton: Skeleton
@@ -149,8 +156,19 @@ class Document:
     motion: Motion | None = None
     frame: int = 0
     name: str = ""
+    clips: tuple[Clip, ...] = ()
+    clip: int = -1
+    time: float = 0.0
+    retarget: Any = None
 
     def __post_init__(self) -> None:
+        clips = tuple(self.clips)
+        object.__setattr__(self, "clips", clips)
+        if not clips:
+            object.__setattr__(self, "clip", -1)
+        elif not 0 <= self.clip < len(clips):
+            raise ValueError(f"clip must be an index into the {len(clips)} clips, got {self.clip}")
+        object.__setattr__(self, "time", float(self.time))
         q = np.array(self.q, dtype=float)
         if q.shape != (self.skeleton.n_dof,):
             raise ValueError(f"q must have shape ({self.skeleton.n_dof},), got {q.shape}")
@@ -185,13 +203,27 @@ class Document:
         """Equal content (used to skip no-op history entries)."""
         return np.array_equal(self.q, other.q) and self.same_but_q(other)
 
+    @property
+    def current_clip(self) -> Clip | None:
+        return self.clips[self.clip] if self.clips else None
+
+    def with_clip(self, clip: Clip) -> Document:
+        """The document with the current clip replaced by ``clip``."""
+        clips = list(self.clips)
+        clips[self.clip] = clip
+        return self.replace(clips=tuple(clips))
+
     def same_but_q(self, other: Document) -> bool:
         """Equal in everything but the pose."""
         return (self.skeleton is other.skeleton and self.rig == other.rig
                 and self.frame == other.frame
                 and self.motion is other.motion and self.name == other.name
+                and self.clip == other.clip and self.time == other.time
+                and len(self.clips) == len(other.clips)
+                and all(a is b for a, b in zip(self.clips, other.clips, strict=True))
                 and all(a.same_as(b) for a, b in zip(self.effectors, other.effectors, strict=True))
-                and self.solver.same_as(other.solver))
+                and self.solver.same_as(other.solver)
+                and self.retarget is other.retarget)
 
 
 class History:
@@ -359,6 +391,10 @@ class AppState:
         messages: errors and notices shown in the banner.
         pin_on_release: a dropped handle becomes a pin instead of a target.
         live_ik: run the solver every frame.
+        playing / loop / play_clock: playback of the current clip (the clock in s).
+        auto_key: a handle drag or DoF edit keys the pose at the playhead.
+        selected_key: ``(time, row)`` of the key mark selected on the timeline; ``row`` is
+            ``"*"`` (all tracks), ``"@targets"`` (effector tracks) or a joint name.
     """
 
     doc: Document
@@ -382,10 +418,24 @@ class AppState:
     handle_px: float = 9.0  # handle radius on screen, pixels
     show_shadow: bool = False  # contact shadow on the ground (costs ~1 ms on software GL)
     show_file_browser: bool = False
-    browser_mode: str = "open"  # "open" | "save"
+    browser_mode: str = "open"  # "open" | "save" | "export" (a clip) | "import" (a BVH as a clip)
     browser_dir: Path = field(default_factory=Path.cwd)
     browser_name: str = ""  # file name typed in the browser
     show_help: bool = False
+    browser_tolerance: bool = False  # Import BVH: reduce keys (else one key per frame)
+    import_tolerance_deg: float = 0.5
+    import_position_tolerance_mm: float = 5.0
+    playing: bool = False
+    loop: bool = True
+    play_clock: float = 0.0
+    auto_key: bool = False
+    selected_key: tuple[float, str] | None = None
+    timeline: Any = None  # the timeline widget's drag in progress (ui/timeline_panel.py)
+    timeline_view: Any = None  # where the timeline's tracks were last drawn (TimelineView)
+    rename_buffer: str | None = None  # the clip name being typed
+    ui_rects: dict[str, tuple[float, float, float, float]] = field(default_factory=dict)  # a few
+    # widgets' last screen rectangles (x0, y0, x1, y1), for tests that click them
+    retarget_ui: Any = None  # the Retarget panel's choices (retarget_mode.RetargetUI), lazily
     context_site: str | None = None  # right-clicked handle: its context menu is open
     quit_requested: bool = False
     stats: Stats = field(default_factory=Stats)

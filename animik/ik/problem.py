@@ -19,7 +19,6 @@ from ..kinematics import Kinematics
 from ..skeleton import Skeleton
 from . import _kernels as K
 
-
 PIN_WEIGHT = 10.0  # default row weight of pinned sites (targets: 1); override with ``weights``
 
 

@@ -30,3 +30,45 @@ def site_xy(state: AppState, site: str) -> tuple[float, float]:
     return window_xy(state, state.fk.site_positions[state.skeleton.site_index(site)])
 
 
+
+
+# ---------------------------------------------------------------------- driving a GuiApp
+def gui_key(off, symbol: int, modifiers: int = 0) -> None:
+    """Press and release a key through the GuiApp (imgui first, then the viewport)."""
+    off.gui.on_key_press(symbol, modifiers)
+    off.frame()
+    off.gui.on_key_release(symbol, modifiers)
+    off.frame()
+
+
+def gui_click(off, x: float, y: float, button: int = 1, modifiers: int = 0) -> None:
+    """Click at window pixel ``(x, y)`` (origin top-left), one event per frame as in a window."""
+    g = off.gui
+    py = off.size[1] - y
+    g.on_mouse_motion(x, py, 0, 0)
+    off.frame()
+    g.on_mouse_press(x, py, button, modifiers)
+    off.frame()
+    g.on_mouse_release(x, py, button, modifiers)
+    off.frame()
+
+
+def gui_drag(off, start, end, steps: int = 10, modifiers: int = 0, top_left: bool = False) -> None:
+    """Left-drag from ``start`` to ``end`` (pyglet coordinates, or window pixels with
+    ``top_left``), a frame per event."""
+    g = off.gui
+    (x0, y0), (x1, y1) = start, end
+    if top_left:
+        y0, y1 = off.size[1] - y0, off.size[1] - y1
+    g.on_mouse_motion(x0, y0, 0, 0)
+    off.frame()
+    g.on_mouse_press(x0, y0, 1, modifiers)
+    off.frame()
+    px, py = x0, y0
+    for i in range(1, steps + 1):
+        x, y = x0 + (x1 - x0) * i / steps, y0 + (y1 - y0) * i / steps
+        g.on_mouse_drag(x, y, x - px, y - py, 1, modifiers)
+        px, py = x, y
+        off.frame()
+    g.on_mouse_release(x1, y1, 1, modifiers)
+    off.frame()

@@ -47,7 +47,7 @@ def gui_drag(off, start, end, steps: int = 10, modifiers: int = 0) -> None:
 def test_layout_puts_the_view_between_the_panels(app):
     st = app.state
     x, y, w, h = st.view_rect
-    assert 150 < x < 400 and 10 < y < 60 and 500 < w < 900 and 600 < h < 800
+    assert 150 < x < 400 and 10 < y < 60 and 500 < w < 900 and 450 < h < 800
     img = app.pixels().astype(int)
     # panels (left and right of the view) are drawn, the view shows the character
     assert img[y + 40, 20].sum() > 0 and img[y + 40, x + w + 20].sum() > 0

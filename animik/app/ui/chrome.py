@@ -6,9 +6,10 @@ import time
 
 from imgui_bundle import imgui
 
-from .. import actions
+from .. import actions, timeline
 from ..state import AppState
 from .files import open_browser
+from .retarget_panel import draw_retarget_menu
 
 DIM = (0.65, 0.67, 0.70, 1.0)
 STATUS_HEIGHT = 26.0
@@ -42,7 +43,20 @@ HELP: tuple[tuple[str, tuple[tuple[str, str], ...]], ...] = (
         ("Ctrl+Shift+Z, Ctrl+Y", "redo"),
         ("Ctrl+S, Ctrl+Shift+S", "save, save as"),
         ("Ctrl+O", "open"),
-        ("Space", "live IK on / off"),
+        ("I", "live IK on / off"),
+    )),
+    ("Animation (Timeline panel)", (
+        ("K", "key the whole pose at the playhead"),
+        ("Shift+K", "key the selected joint"),
+        ("Alt+K", "key the effector targets (IK-driven clip)"),
+        ("Space", "play / pause"),
+        (", .  or  [ ]", "previous / next key"),
+        ("Shift+,  Shift+.", "start / end"),
+        ("N", "auto-key on / off"),
+        ("click / drag the ruler", "move the playhead (the pose follows)"),
+        ("click / drag a key mark", "go to it / move it"),
+        ("right-click a key mark", "interpolation, delete"),
+        ("Del (a key selected)", "delete the key"),
     )),
     ("Handles and colours", (
         ("green sphere", "free effector (follows the body)"),
@@ -80,6 +94,12 @@ def draw_menu_bar(state: AppState) -> None:
         if imgui.menu_item_simple("Save as...", "Ctrl+Shift+S"):
             open_browser(state, "save")
         imgui.separator()
+        if imgui.menu_item_simple("Import BVH as clip..."):
+            open_browser(state, "import")
+        clip = state.doc.current_clip
+        if imgui.menu_item_simple("Export clip...", "", False, clip is not None):
+            open_browser(state, "export")
+        imgui.separator()
         if imgui.menu_item_simple("Quit", "Ctrl+Q"):
             state.quit_requested = True
         imgui.end_menu()
@@ -97,6 +117,33 @@ def draw_menu_bar(state: AppState) -> None:
         if imgui.menu_item_simple("Reset pose"):
             actions.reset_pose(state)
         imgui.end_menu()
+    if imgui.begin_menu("Animation"):
+        if imgui.menu_item_simple("Key pose", "K"):
+            timeline.key_pose(state)
+        j = state.selected_joint
+        if imgui.menu_item_simple("Key selected joint", "Shift+K", False, j is not None):
+            timeline.key_joint(state)
+        if imgui.menu_item_simple("Key effector targets", "Alt+K", False,
+                                  any(e.active for e in state.doc.effectors)):
+            timeline.key_targets(state)
+        _, state.auto_key = imgui.menu_item("Auto-key", "N", state.auto_key)
+        imgui.separator()
+        if imgui.menu_item_simple("Pause" if state.playing else "Play", "Space"):
+            timeline.toggle_play(state)
+        _, state.loop = imgui.menu_item("Loop", "", state.loop)
+        if imgui.menu_item_simple("Previous key", ","):
+            timeline.jump(state, -1)
+        if imgui.menu_item_simple("Next key", "."):
+            timeline.jump(state, 1)
+        imgui.separator()
+        if imgui.menu_item_simple("New clip"):
+            timeline.new_clip(state)
+        if imgui.menu_item_simple("Import BVH as clip..."):
+            open_browser(state, "import")
+        if imgui.menu_item_simple("Export clip...", "", False, state.doc.current_clip is not None):
+            open_browser(state, "export")
+        imgui.end_menu()
+    draw_retarget_menu(state)  # Tools › Retarget... (ui/retarget_panel.py)
     if imgui.begin_menu("View"):
         if imgui.menu_item_simple("Frame selection", "F"):
             actions.frame_selected(state)
@@ -198,14 +245,17 @@ def draw_view_hint(state: AppState) -> None:
     """One line of help at the bottom of the 3-D view."""
     x, y, w, h = state.view_rect
     dl = imgui.get_background_draw_list()
-    text = ("drag handle: move target (hold X/Y/Z: axis)   click joint: edit DoFs   "
-            "drag empty: orbit   P pin   F1 help")
+    text = ("drag handle: move target (X/Y/Z: axis)   click joint: edit DoFs   "
+            "drag empty: orbit   P pin   K key   Space play   F1 help")
     dl.add_text((x + 8, y + h - 22), imgui.get_color_u32((0.8, 0.82, 0.86, 0.75)), text)
 
 
+TIMELINE_RATIO = 0.24  # of the height below the menu bar
+
+
 def setup_layout(dockspace_id: int, size) -> None:
-    """The default docking layout: skeleton + joint on the left, solver + effectors and the
-    plot on the right, the 3-D view in the middle."""
+    """The default docking layout: the timeline along the bottom; above it skeleton + joint on
+    the left, solver + effectors and the plot on the right, the 3-D view in the middle."""
     internal = imgui.internal
     internal.dock_builder_remove_node(dockspace_id)
     internal.dock_builder_add_node(dockspace_id, imgui.DockNodeFlags_.passthru_central_node
@@ -215,14 +265,16 @@ def setup_layout(dockspace_id: int, size) -> None:
         r = internal.dock_builder_split_node(node, direction, ratio)
         return r.id_at_dir, r.id_at_opposite_dir
 
-    left, rest = split(dockspace_id, imgui.Dir.left, 0.21)
+    bottom, top = split(dockspace_id, imgui.Dir.down, TIMELINE_RATIO)
+    left, rest = split(top, imgui.Dir.left, 0.21)
     right, _centre = split(rest, imgui.Dir.right, 0.30)
     left_top, left_bottom = split(left, imgui.Dir.up, 0.58)
     right_top, right_bottom = split(right, imgui.Dir.up, 0.64)
     internal.dock_builder_dock_window("Skeleton", left_top)
     internal.dock_builder_dock_window("Joint", left_bottom)
-    internal.dock_builder_dock_window("Clip", left_bottom)
+    internal.dock_builder_dock_window("Timeline", bottom)
     internal.dock_builder_dock_window("Solver", right_top)
     internal.dock_builder_dock_window("Effectors", right_top)
+    internal.dock_builder_dock_window("Retarget", right_top)
     internal.dock_builder_dock_window("Plot", right_bottom)
     internal.dock_builder_finish(dockspace_id)

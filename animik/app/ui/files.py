@@ -1,4 +1,5 @@
-"""File browser panel (imgui-drawn: works headless, unlike native dialogs) and open/save helpers."""
+"""File browser panel (imgui-drawn: works headless, unlike native dialogs): open a file, save the
+scene, export the current clip (.glb / .bvh), import a BVH as a clip (keys per frame or reduced)."""
 
 from __future__ import annotations
 
@@ -7,22 +8,73 @@ from pathlib import Path
 
 from imgui_bundle import imgui
 
-from .. import actions
+from .. import actions, timeline
 from ..state import AppState
 
 OPEN_SUFFIXES = (".toml", ".bvh")
+SUFFIXES = {"open": OPEN_SUFFIXES, "save": (".toml",), "export": (".glb", ".bvh"),
+            "import": (".bvh",)}
+TITLES = {"open": "Open file", "save": "Save scene as", "export": "Export clip",
+          "import": "Import BVH as clip"}
+BUTTONS = {"open": "Open", "save": "Save", "export": "Export", "import": "Import"}
 
 
 def open_browser(state: AppState, mode: str) -> None:
-    """Show the browser to open a file or save the scene (``mode`` "open" or "save")."""
+    """Show the browser (``mode``: "open", "save", "export" the current clip, "import" a BVH)."""
     state.show_file_browser = True
     state.browser_mode = mode
     if mode == "save":
         p = state.default_save_path()
         state.browser_dir = p.parent if p.parent.is_dir() else Path.cwd()
         state.browser_name = p.name
+    elif mode == "export":
+        clip = state.doc.current_clip
+        name = (clip.name if clip is not None else "clip").replace("/", "_").replace(" ", "_")
+        state.browser_name = f"{name}.glb"
     else:
         state.browser_name = ""
+
+
+def _export_format_buttons(state: AppState) -> None:
+    """.glb / .bvh: switch the extension of the typed name."""
+    name = state.browser_name
+    stem = name[: -len(Path(name).suffix)] if Path(name).suffix else name
+    for ext in (".glb", ".bvh"):
+        imgui.same_line()
+        if imgui.radio_button(ext, name.lower().endswith(ext)):
+            state.browser_name = (stem or "clip") + ext
+
+
+def _import_options(state: AppState) -> None:
+    if imgui.radio_button("one key per frame", not state.browser_tolerance):
+        state.browser_tolerance = False
+    imgui.same_line()
+    if imgui.radio_button("reduce keys within", state.browser_tolerance):
+        state.browser_tolerance = True
+    imgui.same_line()
+    imgui.begin_disabled(not state.browser_tolerance)
+    imgui.set_next_item_width(80)
+    _, v = imgui.drag_float("##tol", state.import_tolerance_deg, 0.05, 0.01, 20.0, "%.2f deg",
+                            imgui.SliderFlags_.always_clamp)
+    state.import_tolerance_deg = float(v)
+    imgui.same_line()
+    imgui.set_next_item_width(80)
+    _, v = imgui.drag_float("##ptol", state.import_position_tolerance_mm, 0.1, 0.01, 100.0,
+                            "%.1f mm", imgui.SliderFlags_.always_clamp)
+    state.import_position_tolerance_mm = float(v)
+    imgui.end_disabled()
+    if imgui.is_item_hovered(imgui.HoveredFlags_.allow_when_disabled):
+        imgui.set_tooltip("largest joint-angle and joint / site position error of the reduced "
+                          "keys against the BVH frames")
+
+
+def import_options(state: AppState) -> tuple[float | None, float | None]:
+    """``(tolerance rad, position tolerance m)`` chosen in the import browser (None: every frame)."""
+    if not state.browser_tolerance:
+        return None, None
+    import math
+
+    return math.radians(state.import_tolerance_deg), state.import_position_tolerance_mm / 1000.0
 
 
 def list_dir(folder: Path, suffixes=OPEN_SUFFIXES) -> tuple[list[Path], list[Path]]:
@@ -53,7 +105,8 @@ def draw_file_browser_panel(state: AppState) -> None:
     imgui.set_next_window_size((560, 440), imgui.Cond_.appearing)
     imgui.set_next_window_pos((vp.pos.x + vp.size.x * 0.5, vp.pos.y + vp.size.y * 0.5),
                               imgui.Cond_.appearing, (0.5, 0.5))
-    title = "Open file###browser" if state.browser_mode == "open" else "Save scene as###browser"
+    mode = state.browser_mode
+    title = f"{TITLES.get(mode, 'File')}###browser"
     visible, still_open = imgui.begin(title, True, imgui.WindowFlags_.no_docking)
     if not still_open:
         state.show_file_browser = False
@@ -74,9 +127,9 @@ def draw_file_browser_panel(state: AppState) -> None:
                                          imgui.InputTextFlags_.enter_returns_true)
         if changed and Path(text).expanduser().is_dir():
             state.browser_dir = Path(text).expanduser()
-        footer = imgui.get_frame_height_with_spacing() * 2
+        footer = imgui.get_frame_height_with_spacing() * (3 if mode in ("export", "import") else 2)
         imgui.begin_child("##files", (0, -footer), imgui.ChildFlags_.borders)
-        dirs, files = list_dir(state.browser_dir)
+        dirs, files = list_dir(state.browser_dir, SUFFIXES.get(mode, OPEN_SUFFIXES))
         chosen = None
         for d in dirs:
             if imgui.selectable(f"[dir] {d.name}", False,
@@ -90,19 +143,35 @@ def draw_file_browser_panel(state: AppState) -> None:
                 if imgui.is_mouse_double_clicked(0):
                     chosen = f
         imgui.end_child()
+        if mode == "export":
+            clip = state.doc.current_clip
+            imgui.text_colored((0.65, 0.67, 0.70, 1.0),
+                               f"clip {clip.name!r}" if clip is not None else "no clip")
+            _export_format_buttons(state)
+        elif mode == "import":
+            _import_options(state)
         imgui.set_next_item_width(-170)
         enter, state.browser_name = imgui.input_text(
             "##name", state.browser_name, imgui.InputTextFlags_.enter_returns_true)
         imgui.same_line()
-        label = "Open" if state.browser_mode == "open" else "Save"
-        if (imgui.button(label, (75, 0)) or enter) and state.browser_name:
+        label = BUTTONS.get(mode, "Open")
+        pressed = imgui.button(label, (75, 0))
+        mn, mx = imgui.get_item_rect_min(), imgui.get_item_rect_max()
+        state.ui_rects["browser_ok"] = (mn.x, mn.y, mx.x, mx.y)
+        if (pressed or enter) and state.browser_name:
             chosen = state.browser_dir / state.browser_name
         imgui.same_line()
         if imgui.button("Cancel", (75, 0)):
             state.show_file_browser = False
         if chosen is not None:
-            if state.browser_mode == "open":
+            if mode == "open":
                 if actions.open_into(state, chosen):
+                    state.show_file_browser = False
+            elif mode == "export":
+                if timeline.export_current(state, chosen) is not None:
+                    state.show_file_browser = False
+            elif mode == "import":
+                if timeline.import_bvh(state, chosen, *import_options(state)):
                     state.show_file_browser = False
             else:
                 if chosen.suffix.lower() != ".toml":

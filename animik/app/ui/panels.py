@@ -1,4 +1,4 @@
-"""Skeleton tree, joint (DoF sliders), effectors and clip panels.
+"""Skeleton tree, joint (DoF sliders) and effectors panels (the timeline: timeline_panel.py).
 
 Each ``draw_<name>_panel(state)`` draws one dockable window and changes the state only when an
 imgui widget reports a change; continuous edits (sliders) become one undo step when the widget
@@ -10,7 +10,7 @@ from __future__ import annotations
 import numpy as np
 from imgui_bundle import imgui
 
-from .. import actions
+from .. import actions, timeline
 from ..state import FREE, MODES, PINNED, TARGET, AppState
 
 RED = (0.95, 0.35, 0.32, 1.0)
@@ -100,7 +100,14 @@ def draw_joint_panel(state: AppState) -> None:
             if len(dofs) and imgui.button("Rest values"):
                 for k in dofs:
                     actions.set_dof(state, k, float(skel.rest_q[k]))
-                actions.commit(state, f"rest {skel.joint_names[j]}")
+                keyed = timeline.auto_key(state, joints=[skel.joint_names[j]])
+                actions.commit(state, f"rest {skel.joint_names[j]}" + (" + key" if keyed else ""))
+            if len(dofs):
+                imgui.same_line()
+                if imgui.button("Key joint"):
+                    timeline.key_joint(state)
+                if imgui.is_item_hovered():
+                    imgui.set_tooltip("key this joint at the playhead (Shift+K)")
     imgui.end()
 
 
@@ -128,7 +135,8 @@ def _dof_slider(state: AppState, k: int, v: float) -> None:
     if changed:
         actions.set_dof(state, k, nv)
     if imgui.is_item_deactivated_after_edit():
-        actions.commit(state, f"edit {name}")
+        keyed = timeline.auto_key(state, joints=[skel.joint_names[skel.dof_joint[k]]])
+        actions.commit(state, f"edit {name}" + (" + key" if keyed else ""))
     if imgui.is_item_hovered():
         lim = (f"[{np.degrees(lo):.1f}, {np.degrees(hi):.1f}] deg" if skel.dof_type[k] == 0
                else f"[{lo:.3f}, {hi:.3f}] m")
@@ -232,20 +240,3 @@ def draw_context_menu(state: AppState) -> None:
             if imgui.menu_item_simple("Frame", "F"):
                 actions.frame_selected(state)
         imgui.end_popup()
-
-
-# ---------------------------------------------------------------------- BVH clip
-def draw_clip_panel(state: AppState) -> None:
-    """Frame slider for a BVH clip (the pose is taken from the frame; undoable)."""
-    m = state.doc.motion
-    if m is None:
-        return
-    if imgui.begin("Clip")[0]:
-        imgui.text(f"{m.n_frames} frames at {m.fps:g} fps ({m.duration:.2f} s)")
-        imgui.set_next_item_width(-1)
-        ch, f = imgui.slider_int("##frame", int(state.doc.frame), 0, m.n_frames - 1, "frame %d")
-        if ch:
-            actions.set_frame(state, f)
-        if imgui.is_item_deactivated_after_edit():
-            actions.commit(state, f"frame {state.doc.frame}")
-    imgui.end()

@@ -83,7 +83,7 @@ def draw_solver_panel(state: AppState) -> None:
         if ch and names[i] != s.name:
             actions.set_solver(state, s.replace(name=names[i]))
             actions.commit(state, f"solver {names[i]}")
-        _, state.live_ik = imgui.checkbox("live IK (Space)", state.live_ik)
+        _, state.live_ik = imgui.checkbox("live IK (I)", state.live_ik)
         imgui.same_line()
         r = state.ik.last_result
         if state.ik.failed:

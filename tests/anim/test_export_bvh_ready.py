@@ -1,0 +1,72 @@
+"""BVH export of skeletons BVH cannot hold as they are (body95's thumbs: rest rotations below the
+root; general DoF axes): :func:`animik.anim.export.bvh_ready` rewrites those joints as Z X Y
+rotation channels with the same world motion."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from conftest import random_q, random_skeleton
+
+from animik import anim
+from animik.anim.export import bvh_ready
+from animik.io.bvh import read_bvh
+from animik.kinematics import forward_kinematics
+from animik.motion import Motion
+from animik.rigs import load_rig
+
+
+def _body95_clip(rng):
+    skel = load_rig("body95")
+    clip = anim.new_clip(skel, "three", fps=30, length=2.0, interpolation="smooth")
+    for t in (0.0, 1.0, 2.0):
+        clip = anim.add_key(clip, t, skel.clip_to_limits(skel.rest_q + rng.normal(size=skel.n_dof) * 0.4))
+    return clip
+
+
+def test_body95_exports_to_bvh_with_the_same_world_motion(tmp_path, rng):
+    clip = _body95_clip(rng)
+    want = clip.to_motion()
+    back = read_bvh(anim.export_clip(clip, tmp_path / "b.bvh"))
+    assert back.n_frames == want.n_frames and abs(back.fps - 30.0) < 1e-9
+    a = forward_kinematics(want.skeleton, want.q)
+    b = forward_kinematics(back.skeleton, back.q)
+    assert back.skeleton.joint_names == want.skeleton.joint_names
+    np.testing.assert_allclose(b.joint_positions, a.joint_positions, atol=1e-9)
+    # the thumbs were rewritten as three rotation channels, the other joints kept theirs
+    assert [n for n in back.skeleton.dof_names if n.startswith("l_thumb_cmc")] == \
+        ["l_thumb_cmc_rz", "l_thumb_cmc_rx", "l_thumb_cmc_ry"]
+    assert back.skeleton.n_dof == want.skeleton.n_dof + 2
+    # the thumb tips (End Sites) move as the original sites
+    tip = want.skeleton.site_index("l_thumb_tip")
+    end = back.skeleton.site_index("l_thumb_ip_end")
+    np.testing.assert_allclose(b.site_positions[:, end], a.site_positions[:, tip], atol=1e-9)
+
+
+def test_bvh_ready_keeps_world_frames_and_leaves_bvh_skeletons_alone(rng):
+    skel = load_rig("fig2")
+    m = Motion(skel, np.tile(skel.rest_q, (3, 1)), 30.0)
+    assert bvh_ready(m) is m
+    for seed in range(6):
+        r = np.random.default_rng(seed)
+        sk = random_skeleton(r, n_joints=10, n_sites=4, translations=False)
+        mo = Motion(sk, random_q(sk, r, (5,)), 24.0)
+        out = bvh_ready(mo)
+        a = forward_kinematics(sk, mo.q)
+        b = forward_kinematics(out.skeleton, out.q)
+        np.testing.assert_allclose(b.joint_positions, a.joint_positions, atol=1e-9)
+        np.testing.assert_allclose(b.joint_rotations, a.joint_rotations, atol=1e-9)
+        np.testing.assert_allclose(b.site_positions, a.site_positions, atol=1e-9)
+        assert out.fps == mo.fps and out.skeleton.joint_names == sk.joint_names
+
+
+@pytest.mark.parametrize("seed", [1, 2])
+def test_random_skeletons_with_rest_rotations_export_to_bvh(tmp_path, seed):
+    r = np.random.default_rng(seed)
+    sk = random_skeleton(r, n_joints=8, n_sites=3, translations=False)
+    q = random_q(sk, r, (4,))
+    clip = anim.clip_from_poses(sk, np.arange(4) / 10.0, q, fps=10.0)
+    want = clip.to_motion()
+    back = read_bvh(anim.export_clip(clip, tmp_path / "r.bvh"), unit="cm")  # small figure
+    np.testing.assert_allclose(forward_kinematics(back.skeleton, back.q).joint_positions,
+                               forward_kinematics(sk, want.q).joint_positions, atol=1e-9)
