@@ -7,7 +7,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from animik.rotations import rotvec_to_matrix
+from animik.rotations import axis_angle_to_matrix, rotvec_to_matrix
 from animik.skeleton import Dof, Joint, Site, Skeleton
 
 SHARED_BVH = Path(__file__).resolve().parents[1].parent / "shared" / "data" / "bvh"
@@ -66,3 +66,30 @@ def random_q(skel: Skeleton, rng: np.random.Generator, shape=()) -> np.ndarray:
 @pytest.fixture
 def rng() -> np.random.Generator:
     return np.random.default_rng(12345)
+
+
+def reference_fk(skel, q):
+    """Plain 4x4 homogeneous transforms, one pose, written independently of the kernels."""
+    world = []
+    for j in range(skel.n_joints):
+        t = np.eye(4)
+        t[:3, 3] = skel.offsets[j]
+        r = np.eye(4)
+        r[:3, :3] = skel.rest_rotations[j]
+        local = t @ r
+        for k in skel.joint_dofs(j):
+            d = np.eye(4)
+            if skel.dof_type[k] == 0:
+                d[:3, :3] = axis_angle_to_matrix(skel.dof_axis[k], q[k])
+            else:
+                d[:3, 3] = skel.dof_axis[k] * q[k]
+            local = local @ d
+        p = skel.parents[j]
+        world.append(local if p < 0 else world[p] @ local)
+    sites = []
+    for s in range(skel.n_sites):
+        t = np.eye(4)
+        t[:3, :3] = skel.site_rotations[s]
+        t[:3, 3] = skel.site_offsets[s]
+        sites.append(world[skel.site_joint[s]] @ t)
+    return np.array(world), np.array(sites)

@@ -4,41 +4,14 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-from conftest import random_q, random_skeleton
+from conftest import random_q, random_skeleton, reference_fk
 
 import animik
 from animik.errors import ShapeError, UnknownNameError
 from animik.kinematics import Kinematics, forward_kinematics, site_jacobians, stacked_jacobian
-from animik.rotations import axis_angle_to_matrix, matrix_to_rotvec
+from animik.rotations import matrix_to_rotvec
 
 SEEDS = [0, 1, 2, 3]
-
-
-def reference_fk(skel, q):
-    """Plain 4x4 homogeneous transforms, one pose, written independently of the kernels."""
-    world = []
-    for j in range(skel.n_joints):
-        t = np.eye(4)
-        t[:3, 3] = skel.offsets[j]
-        r = np.eye(4)
-        r[:3, :3] = skel.rest_rotations[j]
-        local = t @ r
-        for k in skel.joint_dofs(j):
-            d = np.eye(4)
-            if skel.dof_type[k] == 0:
-                d[:3, :3] = axis_angle_to_matrix(skel.dof_axis[k], q[k])
-            else:
-                d[:3, 3] = skel.dof_axis[k] * q[k]
-            local = local @ d
-        p = skel.parents[j]
-        world.append(local if p < 0 else world[p] @ local)
-    sites = []
-    for s in range(skel.n_sites):
-        t = np.eye(4)
-        t[:3, :3] = skel.site_rotations[s]
-        t[:3, 3] = skel.site_offsets[s]
-        sites.append(world[skel.site_joint[s]] @ t)
-    return np.array(world), np.array(sites)
 
 
 @pytest.fixture(params=SEEDS)

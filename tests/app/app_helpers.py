@@ -4,6 +4,7 @@ coordinates. (Not a conftest.py: tests/conftest.py is imported by name from othe
 from __future__ import annotations
 
 import numpy as np
+import pytest
 
 from animik.app import actions
 from animik.app.state import AppState
@@ -72,3 +73,18 @@ def gui_drag(off, start, end, steps: int = 10, modifiers: int = 0, top_left: boo
         off.frame()
     g.on_mouse_release(x1, y1, 1, modifiers)
     off.frame()
+
+
+@pytest.fixture
+def app():
+    """The whole app offscreen (EGL) on the default scene, laid out and ready for events.
+
+    Test modules import it (``from app_helpers import app``) to use it as a fixture.
+    """
+    from animik.app.gui import Offscreen
+
+    off = Offscreen(make_state(None), SIZE)
+    for _ in range(3):  # imgui lays windows out over the first frames
+        off.frame()
+    yield off
+    off.release()

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-from app_helpers import SIZE, make_state, site_xy
+from app_helpers import SIZE, app, gui_drag, site_xy  # noqa: F401 (app: fixture from app_helpers)
 
 from animik.app import actions
 from animik.app import keys as K
@@ -13,35 +13,6 @@ from animik.app.state import PINNED, TARGET
 from animik.io.scene import load_scene
 
 pytestmark = pytest.mark.gl
-
-
-@pytest.fixture
-def app():
-    from animik.app.gui import Offscreen
-
-    off = Offscreen(make_state(None), SIZE)
-    for _ in range(3):  # imgui lays windows out over the first frames
-        off.frame()
-    yield off
-    off.release()
-
-
-def gui_drag(off, start, end, steps: int = 10, modifiers: int = 0) -> None:
-    g = off.gui
-    x0, y0 = start
-    x1, y1 = end
-    g.on_mouse_motion(x0, y0, 0, 0)
-    off.frame()
-    g.on_mouse_press(x0, y0, K.LEFT, modifiers)
-    off.frame()
-    px, py = x0, y0
-    for i in range(1, steps + 1):
-        x, y = x0 + (x1 - x0) * i / steps, y0 + (y1 - y0) * i / steps
-        g.on_mouse_drag(x, y, x - px, y - py, K.LEFT, modifiers)
-        px, py = x, y
-        off.frame()
-    g.on_mouse_release(x1, y1, K.LEFT, modifiers)
-    off.frame()
 
 
 def test_layout_puts_the_view_between_the_panels(app):

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-from app_helpers import SIZE, gui_click, gui_drag, gui_key, make_state, site_xy
+from app_helpers import app, gui_click, gui_drag, gui_key, site_xy  # noqa: F401 (app: fixture from app_helpers)
 from conftest import shared_bvh_files
 
 import animik
@@ -23,17 +23,6 @@ from animik.io.scene import load_scene
 from animik.kinematics import forward_kinematics
 
 pytestmark = pytest.mark.gl
-
-
-@pytest.fixture
-def app():
-    from animik.app.gui import Offscreen
-
-    off = Offscreen(make_state(None), SIZE)
-    for _ in range(3):  # imgui lays windows out over the first frames
-        off.frame()
-    yield off
-    off.release()
 
 
 def click_frame(off, frame: int) -> None:

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-from conftest import random_skeleton
+from conftest import random_skeleton, reference_fk
 
 import animik
 from animik.errors import ShapeError, UnknownNameError
@@ -17,31 +17,8 @@ from animik.ik.problems import (
     seed_c_singular,
 )
 from animik.kinematics import forward_kinematics, site_poses, site_positions
-from animik.rotations import axis_angle_to_matrix
 
 RIGS = ["fig2", "body95", "wheeled20", "biped12"]
-
-
-def _reference_site_positions(skel, q):
-    """4x4 homogeneous transforms, written independently of the kernels."""
-    world = []
-    for j in range(skel.n_joints):
-        t = np.eye(4)
-        t[:3, 3] = skel.offsets[j]
-        t[:3, :3] = skel.rest_rotations[j]
-        for k in skel.joint_dofs(j):
-            d = np.eye(4)
-            if skel.dof_type[k] == 0:
-                d[:3, :3] = axis_angle_to_matrix(skel.dof_axis[k], q[k])
-            else:
-                d[:3, 3] = skel.dof_axis[k] * q[k]
-            t = t @ d
-        p = skel.parents[j]
-        world.append(t if p < 0 else world[p] @ t)
-    out = []
-    for s in range(skel.n_sites):
-        out.append((world[skel.site_joint[s]] @ np.append(skel.site_offsets[s], 1.0))[:3])
-    return np.array(out)
 
 
 @pytest.mark.parametrize("rig", RIGS)
@@ -55,7 +32,7 @@ def test_random_reachable(rig):
         d = np.abs(q_start - q_true)
         rot = skel.dof_type == 0
         assert np.all(d[rot] <= 0.3 + 1e-12) and np.all(d[~rot] <= 0.03 + 1e-12)
-        ref = _reference_site_positions(skel, q_true)
+        ref = reference_fk(skel, q_true)[1][:, :3, 3]
         for name, p in targets.items():
             np.testing.assert_allclose(p, ref[skel.site_index(name)], atol=1e-12)
         assert max(np.linalg.norm(site_positions(skel, q_start)[skel.site_index(s)] - p)
