@@ -123,13 +123,17 @@ def scenes_dir() -> Path | None:
     d = Path(__file__).resolve().parents[2] / "scenes"
     if d.is_dir():
         return d
-    try:
-        import importlib.resources
+    import importlib.util
 
-        p = Path(str(importlib.resources.files("animik._scenes")))
-    except (ModuleNotFoundError, TypeError):
+    # animik._scenes is a namespace package (the scenes/ folder has no __init__.py), for which
+    # importlib.resources.files() gives a MultiplexedPath rather than a folder: ask the spec.
+    try:
+        spec = importlib.util.find_spec("animik._scenes")
+    except (ModuleNotFoundError, ValueError):
         return None
-    return p if p.is_dir() else None
+    locations = list(spec.submodule_search_locations or []) if spec is not None else []
+    p = Path(locations[0]) if locations else None
+    return p if p is not None and p.is_dir() else None
 
 
 def default_scene_path() -> Path | None:
