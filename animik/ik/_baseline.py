@@ -17,7 +17,14 @@ from typing import Any
 import numpy as np
 
 from ..errors import ShapeError, UnknownNameError, names_hint
-from .common import DEFAULT_TOL_POSITION, DEFAULT_TOL_ROTATION, StallDetector, check_positive, check_q0
+from .common import (
+    DEFAULT_TOL_POSITION,
+    DEFAULT_TOL_ROTATION,
+    StallDetector,
+    check_count,
+    check_positive,
+    check_q0,
+)
 
 # Options every baseline accepts (solver modules add their own).
 COMMON_DEFAULTS: dict[str, Any] = {
@@ -55,17 +62,6 @@ def parse_options(solver: str, options: Mapping[str, Any], defaults: Mapping[str
     if cb is not None and not callable(cb):
         raise ShapeError(f"callback must be callable or None, got {type(cb).__name__}")
     return out
-
-
-def check_count(name: str, value: Any, minimum: int = 0) -> int:
-    """An integer option ``>= minimum`` (bools and floats with a fraction rejected)."""
-    if isinstance(value, bool) or not isinstance(value, (int, np.integer, float, np.floating)) \
-            or (isinstance(value, (float, np.floating)) and not float(value).is_integer()):
-        raise ShapeError(f"{name} must be an integer >= {minimum}, got {value!r}")
-    v = int(value)
-    if v < minimum:
-        raise ShapeError(f"{name} must be an integer >= {minimum}, got {value!r}")
-    return v
 
 
 def check_range(name: str, value: Any, lo: float, hi: float, lo_open: bool = True,

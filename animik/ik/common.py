@@ -32,6 +32,17 @@ def check_positive(name: str, value: float, allow_zero: bool = False) -> float:
     return v
 
 
+def check_count(name: str, value, minimum: int = 0) -> int:
+    """An integer option ``>= minimum`` (bools and floats with a fraction rejected)."""
+    if isinstance(value, bool) or not isinstance(value, (int, np.integer, float, np.floating)) \
+            or (isinstance(value, (float, np.floating)) and not float(value).is_integer()):
+        raise ShapeError(f"{name} must be an integer >= {minimum}, got {value!r}")
+    v = int(value)
+    if v < minimum:
+        raise ShapeError(f"{name} must be an integer >= {minimum}, got {value!r}")
+    return v
+
+
 class StallDetector:
     """Stops a solver whose error has not improved by ``rel`` over ``window`` iterations."""
 

@@ -52,7 +52,7 @@ from ..errors import ShapeError, UnknownNameError, names_hint
 from ..kinematics import _model_args
 from ..skeleton import Skeleton
 from . import _fik_kernels as K
-from .common import DEFAULT_TOL_POSITION, DEFAULT_TOL_ROTATION, check_positive, check_q0
+from .common import DEFAULT_TOL_POSITION, DEFAULT_TOL_ROTATION, check_count, check_positive, check_q0
 from .problem import IKProblem
 from .result import IKResult
 
@@ -236,16 +236,6 @@ def _check_real(name: str, value: Any, lo: float | None = None, hi: float | None
     return v
 
 
-def _check_count(name: str, value: Any, minimum: int) -> int:
-    if isinstance(value, bool) or not isinstance(value, (int, np.integer, float, np.floating)) \
-            or (isinstance(value, (float, np.floating)) and not float(value).is_integer()):
-        raise ShapeError(f"{name} must be an integer >= {minimum}, got {value!r}")
-    v = int(value)
-    if v < minimum:
-        raise ShapeError(f"{name} must be an integer >= {minimum}, got {value!r}")
-    return v
-
-
 def _check_choice(name: str, value: Any, choices) -> str:
     if not isinstance(value, str) or value not in choices:
         raise ShapeError(f"{name} must be one of {sorted(choices)}, got {value!r}")
@@ -380,8 +370,8 @@ def _setup(problem: IKProblem, o: dict[str, Any], form: int) -> _Setup:
     tol_r = check_positive("tol_rotation", o["tol_rotation"])
     fp[K.F_TOLP] = tol_p
     fp[K.F_TOLR] = tol_r
-    ip[K.I_MAXIT] = _check_count("max_iterations", o["max_iterations"], 0)
-    ip[K.I_STALLWIN] = _check_count("stall_window", o["stall_window"], 1)
+    ip[K.I_MAXIT] = check_count("max_iterations", o["max_iterations"], 0)
+    ip[K.I_STALLWIN] = check_count("stall_window", o["stall_window"], 1)
     fp[K.F_STALLREL] = _check_real("stall_rel", o["stall_rel"], 0.0, 1.0, hi_open=True)
     A = _check_real("A", o["A"], -1e6, 0.0, hi_open=True)
     if form == K.FORM_FIXED and A <= -2.0:
