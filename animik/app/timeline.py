@@ -551,13 +551,19 @@ def auto_key(state: AppState, joints: list[str] | None = None, site: str | None 
     return True
 
 
-def delete_key(state: AppState, t: float | None = None, row: str | None = None) -> bool:
-    """Delete the keys at ``t`` in a timeline row (default: the selected key)."""
-    clip = current_clip(state)
+def _key_at(state: AppState, t: float | None, row: str | None):
+    """``(clip, t, row)`` of the key an action targets: the given one, else the selected key;
+    ``clip`` is None when there is no clip or no key to act on."""
     if t is None or row is None:
         if state.selected_key is None:
-            return False
+            return None, t, row
         t, row = state.selected_key
+    return current_clip(state), t, row
+
+
+def delete_key(state: AppState, t: float | None = None, row: str | None = None) -> bool:
+    """Delete the keys at ``t`` in a timeline row (default: the selected key)."""
+    clip, t, row = _key_at(state, t, row)
     if clip is None:
         return False
     try:
@@ -595,11 +601,7 @@ def move_key(state: AppState, t_from: float, t_to: float, row: str = ALL) -> boo
 def set_key_interpolation(state: AppState, mode: str, t: float | None = None,
                           row: str | None = None) -> bool:
     """Interpolation of the keys at ``t`` in a row (default: the selected key)."""
-    clip = current_clip(state)
-    if t is None or row is None:
-        if state.selected_key is None:
-            return False
-        t, row = state.selected_key
+    clip, t, row = _key_at(state, t, row)
     if clip is None:
         return False
     try:
