@@ -60,7 +60,7 @@ def build_parser() -> argparse.ArgumentParser:
         epilog=_EPILOG,
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
-    from . import __version__
+    from ._version import __version__
 
     p.add_argument("--version", action="version", version=f"animik {__version__}")
     sub = p.add_subparsers(dest="command", metavar="COMMAND")
@@ -131,12 +131,12 @@ def main(argv: Sequence[str] | None = None) -> int:
     try:
         func = getattr(args, "func", None) or _COMMANDS[args.command]
         return func(args)
+    except OSError as e:  # first: a missing rig file is both an OSError and an AnimikError
+        print(f"animik {args.command}: error: {e}", file=sys.stderr)
+        return EXIT_OS
     except AnimikError as e:
         print(f"animik {args.command}: error: {e}", file=sys.stderr)
         return EXIT_DATA
-    except OSError as e:
-        print(f"animik {args.command}: error: {e}", file=sys.stderr)
-        return EXIT_OS
     except KeyboardInterrupt:
         print("interrupted", file=sys.stderr)
         return 130
@@ -179,18 +179,11 @@ def _cmd_rigs(args) -> int:
 
 
 def _load_any(spec: str):
-    """A Motion for .bvh / .glb, else a Skeleton (rig name or rig file)."""
-    if spec.lower().endswith(".bvh"):
-        from .io.bvh import read_bvh
+    """A Motion for a file that carries one (.bvh, .glb), else a Skeleton (rig name or file)."""
+    from .rigs import resolve_rig
 
-        return read_bvh(spec)
-    if spec.lower().endswith((".glb", ".gltf")):
-        from .io.gltf import read_glb
-
-        return read_glb(spec)
-    from .rigs import load_rig
-
-    return load_rig(spec)
+    src = resolve_rig(spec)
+    return src.motion if src.motion is not None else src.skeleton
 
 
 def _cmd_info(args) -> int:

@@ -19,6 +19,7 @@ from typing import NamedTuple
 import numpy as np
 
 from . import _kernels as K
+from .cache import cached
 from .errors import ShapeError
 from .skeleton import Skeleton
 
@@ -40,12 +41,12 @@ class FKResult(NamedTuple):
 
 
 def _model_args(skel: Skeleton) -> tuple:
-    # Contiguous arrays in the dtypes the kernels are compiled for; cached on the skeleton.
-    try:
-        return skel.__dict__["_kernel_args"]
-    except KeyError:
-        pass
-    args = (
+    # Contiguous arrays in the dtypes the kernels are compiled for; cached per skeleton.
+    return cached(skel, "kinematics.kernel_args", lambda: _build_model_args(skel))
+
+
+def _build_model_args(skel: Skeleton) -> tuple:
+    return (
         np.ascontiguousarray(skel.parents, dtype=np.int64),
         np.ascontiguousarray(skel.offsets),
         np.ascontiguousarray(skel.rest_rotations),
@@ -57,8 +58,6 @@ def _model_args(skel: Skeleton) -> tuple:
         np.ascontiguousarray(skel.site_rotations),
         np.ascontiguousarray(skel.site_dof_mask),
     )
-    skel.__dict__["_kernel_args"] = args  # frozen dataclass: cache like cached_property does
-    return args
 
 
 def _site_selection(skel: Skeleton, sites: Sequence[str | int] | str | int | None) -> np.ndarray:

@@ -18,9 +18,10 @@ from typing import Any
 import numpy as np
 
 from ..skeleton import Skeleton
-from .clip import (
+from .clip import Clip
+from .interpolation import MODE_CODE, MODES
+from .tracks import (
     TIME_EPS,
-    Clip,
     ClipError,
     EffectorTrack,
     IKSettings,
@@ -28,8 +29,8 @@ from .clip import (
     _array,
     _joint_index,
     _site_index,
+    distinct_times,
 )
-from .interpolation import MODE_CODE, MODES
 
 
 def new_clip(skeleton: Skeleton, name: str = "clip", fps: float = 30.0, base: Any = None,
@@ -376,13 +377,8 @@ def rename(clip: Clip, name: str) -> Clip:
 def key_times(clip: Clip, joints=None, sites=None) -> np.ndarray:
     """Sorted distinct key times (s) of the selected tracks (default: all)."""
     jn, sn = _selection(clip, joints, sites)
-    ts = [tr.times for tr in clip.tracks if tr.joint in jn]
-    ts += [ef.times for ef in clip.effectors if ef.site in sn]
-    if not ts:
-        return np.zeros(0)
-    allt = np.sort(np.concatenate(ts))
-    keep = np.concatenate([[True], np.diff(allt) > TIME_EPS])
-    return allt[keep]
+    return distinct_times([tr.times for tr in clip.tracks if tr.joint in jn]
+                          + [ef.times for ef in clip.effectors if ef.site in sn])
 
 
 def next_key_time(clip: Clip, t: float, joints=None, sites=None) -> float | None:

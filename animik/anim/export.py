@@ -20,7 +20,8 @@ import numpy as np
 
 from ..errors import FileFormatError
 from ..motion import Motion
-from .clip import Clip, ClipError
+from .clip import Clip
+from .tracks import ClipError
 
 #: Extensions :func:`export_clip` writes.
 EXPORT_FORMATS = (".bvh", ".glb")

@@ -45,7 +45,8 @@ import numpy as np
 
 from ..errors import UnknownNameError
 from ..skeleton import Skeleton
-from .clip import Clip, ClipError, EffectorTrack, IKSettings, JointTrack
+from .clip import Clip
+from .tracks import ClipError, EffectorTrack, IKSettings, JointTrack
 
 _CLIP_KEYS = {"name", "fps", "length", "interpolation", "base", "tracks", "effectors", "ik"}
 _TRACK_KEYS = {"joint", "dofs", "times", "values", "interpolation"}
@@ -258,11 +259,11 @@ def clip_from_dict(d: Mapping[str, Any], skeleton: Skeleton, where: str = "clip"
 def clips_to_toml(clips, table: str = "clips") -> str:
     """TOML text of clips as an array of tables ``[[clips]]`` (append it to a scene file).
 
-    Written with animik's TOML emitter (:mod:`animik.io._toml`: floats as ``repr``, exact);
+    Written with animik's TOML emitter (:mod:`animik.io.toml_writer`: floats as ``repr``, exact);
     reading the text with :mod:`tomllib` and each table with :func:`clip_from_dict` gives equal
     clips.
     """
-    from ..io._toml import inline, key
+    from ..io.toml_writer import inline, key
 
     out: list[str] = []
     for clip in clips:

@@ -16,10 +16,9 @@ from typing import Any
 import numpy as np
 
 from ..errors import AnimikError
-from ..io.scene import Scene, SceneTarget, load_scene, save_scene
 from ..motion import Motion
 from ..rotations import axis_angle_to_matrix
-from ..skeleton import Skeleton
+from ..scene import Scene, SceneTarget, load_scene, save_scene
 from .camera import OrbitCamera
 from .state import FREE, PINNED, TARGET, AppState, Document, Effector, History, SolverSettings
 
@@ -106,7 +105,7 @@ def document_from_scene(scene: Scene, motion=None) -> Document:
 
 
 def scene_from_state(state: AppState) -> Scene:
-    """The current document (and camera) as a :class:`~animik.io.scene.Scene`."""
+    """The current document (and camera) as a :class:`~animik.scene.Scene`."""
     doc = state.doc
     targets = tuple(
         SceneTarget(e.site, e.position, e.rotation, e.mode == PINNED, e.weight)
@@ -155,7 +154,7 @@ def open_document(target: str | Path | None) -> tuple[Document, Path | None, Map
     Raises:
         AnimikError, OSError: the target cannot be opened (the message says why).
     """
-    from ..rigs import BUILTIN_RIGS, load_rig
+    from ..rigs import is_builtin, resolve_rig
 
     if target is None:
         p = default_scene_path()
@@ -164,29 +163,18 @@ def open_document(target: str | Path | None) -> tuple[Document, Path | None, Map
         else:
             target = p
     spec = str(target)
-    if spec in BUILTIN_RIGS:
-        skel = load_rig(spec)
-        doc = Document.new(skel, spec, name=spec,
-                           solver=SolverSettings(default_solver(), 20, {}))
-        return doc, None, None
     path = Path(spec).expanduser()
-    suffix = path.suffix.lower()
-    if suffix == ".bvh":
-        from ..io.bvh import read_bvh
-
-        return bvh_document(path, read_bvh(path)), None, None
-    if suffix == ".toml":
+    if not is_builtin(spec) and path.suffix.lower() == ".toml":
         if not path.is_file():
             raise FileNotFoundError(f"no such file: {str(path)!r}")
         head = path.read_text(encoding="utf-8", errors="replace")[:4000]
-        if "animik-rig" in head and "animik-scene" not in head:
-            skel = load_rig(path)
-            return Document.new(skel, str(path), name=skel.name,
-                                solver=SolverSettings(default_solver(), 20, {})), None, None
-        scene = load_scene(path)
-        return document_from_scene(scene, scene.motion), path, scene.camera
-    skel: Skeleton = load_rig(spec)  # raises RigNotFoundError listing the built-in rigs
-    return Document.new(skel, spec, name=skel.name,
+        if "animik-rig" not in head or "animik-scene" in head:
+            scene = load_scene(path)
+            return document_from_scene(scene, scene.motion), path, scene.camera
+    src = resolve_rig(spec)  # one resolver (animik.rigs); RigNotFoundError lists the rigs
+    if src.motion is not None:
+        return bvh_document(src.path, src.motion), None, None
+    return Document.new(src.skeleton, str(src.path) if src.path else spec, name=src.skeleton.name,
                         solver=SolverSettings(default_solver(), 20, {})), None, None
 
 

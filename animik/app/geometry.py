@@ -14,6 +14,9 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from ..cache import cached
+from ..kinematics import forward_kinematics
+from ..skeleton import Skeleton
 from .state import PINNED, AppState
 
 # colours (linear-ish RGB in [0, 1])
@@ -140,12 +143,10 @@ def skeleton_sizes(state: AppState) -> tuple[np.ndarray, np.ndarray]:
 
     Computed from the rest pose (cached on the skeleton) so sizes do not change while posing.
     """
-    skel = state.skeleton
-    cached = skel.__dict__.get("_app_sizes")
-    if cached is not None:
-        return cached
-    from ..kinematics import forward_kinematics
+    return cached(state.skeleton, "app.geometry.sizes", lambda: _draw_sizes(state.skeleton))
 
+
+def _draw_sizes(skel: Skeleton) -> tuple[np.ndarray, np.ndarray]:
     fk = forward_kinematics(skel, skel.rest_q)
     pts = np.concatenate([fk.joint_positions[1:] if skel.n_joints > 1 else fk.joint_positions,
                           fk.site_positions])
@@ -168,9 +169,7 @@ def skeleton_sizes(state: AppState) -> tuple[np.ndarray, np.ndarray]:
     joint_r = np.maximum(joint_r, 0.002 * height)
     bone_r = np.minimum(0.011 * height, 0.2 * np.where(np.isfinite(bone_len), bone_len, 0.5 * height))
     bone_r = np.maximum(bone_r, 0.0015 * height)
-    sizes = (joint_r, bone_r)
-    skel.__dict__["_app_sizes"] = sizes
-    return sizes
+    return joint_r, bone_r
 
 
 def joint_colors(state: AppState) -> np.ndarray:
@@ -192,22 +191,22 @@ def bone_segments(state: AppState) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """
     skel = state.skeleton
     fk = state.fk
-    cached = skel.__dict__.get("_app_bones")
-    if cached is None:
-        par = np.arange(1, skel.n_joints)
-        par_owner = skel.parents[1:]
-        # leaf-joint sites (hands, feet, head tips) get a bone from their joint
-        has_child = np.zeros(skel.n_joints, bool)
-        has_child[skel.parents[1:]] = True
-        site_ok = [i for i, j in enumerate(skel.site_joint)
-                   if not has_child[j] and np.linalg.norm(skel.site_offsets[i]) > 1e-6]
-        cached = (par, par_owner, np.array(site_ok, dtype=np.int64))
-        skel.__dict__["_app_bones"] = cached
-    child, owner, sites = cached
+    child, owner, sites = cached(skel, "app.geometry.bones", lambda: _bone_topology(skel))
     a = np.concatenate([fk.joint_positions[owner], fk.joint_positions[skel.site_joint[sites]]])
     b = np.concatenate([fk.joint_positions[child], fk.site_positions[sites]])
     own = np.concatenate([owner, skel.site_joint[sites]])
     return a, b, own
+
+
+def _bone_topology(skel: Skeleton) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    par = np.arange(1, skel.n_joints)
+    par_owner = skel.parents[1:]
+    # leaf-joint sites (hands, feet, head tips) get a bone from their joint
+    has_child = np.zeros(skel.n_joints, bool)
+    has_child[skel.parents[1:]] = True
+    site_ok = [i for i, j in enumerate(skel.site_joint)
+               if not has_child[j] and np.linalg.norm(skel.site_offsets[i]) > 1e-6]
+    return par, par_owner, np.array(site_ok, dtype=np.int64)
 
 
 def build_view(state: AppState) -> ViewGeometry:

@@ -57,7 +57,7 @@ def add_parser(subparsers) -> argparse.ArgumentParser:
 def load_clips(path: str | Path):
     """``(skeleton, clips)`` of a scene file.
 
-    Uses :func:`animik.io.scene.load_scene` when its scene object carries ``clips``; otherwise
+    Uses :func:`animik.scene.load_scene` when its scene object carries ``clips``; otherwise
     reads the ``[[clips]]`` array of the TOML itself (resolving the rig as the scene module
     does: a built-in name, or a rig / BVH file relative to the scene file).
 
@@ -77,7 +77,7 @@ def load_clips(path: str | Path):
     except tomllib.TOMLDecodeError as e:
         raise FileFormatError(f"{path}: not a valid TOML scene file: {e}") from None
     raw = doc.get("clips", [])
-    from ..io.scene import loads_scene
+    from ..scene import loads_scene
 
     skel = None
     try:
@@ -102,18 +102,13 @@ def load_clips(path: str | Path):
 
 def _scene_rig(doc: dict, path: Path):
     from ..errors import FileFormatError
-    from ..rigs import BUILTIN_RIGS, load_rig
+    from ..rigs import resolve_rig
 
     sc = doc.get("scene")
     rig = sc.get("rig") if isinstance(sc, dict) else None
     if not isinstance(rig, str) or not rig:
         raise FileFormatError(f"{path}: [scene] rig must be a rig name or file path")
-    if rig in BUILTIN_RIGS:
-        return load_rig(rig)
-    p = Path(rig).expanduser()
-    if not p.is_absolute():
-        p = path.parent / p
-    return load_rig(p)
+    return resolve_rig(rig, base_dir=path.parent).skeleton
 
 
 def run(args: argparse.Namespace) -> int:

@@ -148,10 +148,10 @@ def tuning_path(skel: Skeleton) -> Path:
     if name is not None:
         from .. import rigs
 
-        local = rigs._source_rig_dir()
+        local = rigs.source_rig_dir()
         if local is not None:
             return local / f"{name}.tuning.toml"
-        with_res = rigs._packaged_rig_dir() / f"{name}.tuning.toml"
+        with_res = rigs.packaged_rig_dir() / f"{name}.tuning.toml"
         return Path(str(with_res))
     safe = "".join(c if (c.isalnum() or c in "-_") else "_" for c in skel.name) or "skeleton"
     return user_config_dir() / "tuning" / f"{safe}-{fp}.tuning.toml"
@@ -263,7 +263,7 @@ def _toml_key(k: str) -> str:
 
 def write_tuning(tuning: FIKTuning, path: str | os.PathLike, header: str = "") -> Path:
     """Write a tuning TOML file atomically (the directory is created)."""
-    from .. import __version__
+    from .._version import __version__
 
     p = Path(path)
     lines = [f"# {line}" for line in header.splitlines()] if header else []

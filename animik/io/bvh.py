@@ -534,23 +534,49 @@ def read_bvh(path: str | os.PathLike, unit: str | float | None = None) -> Motion
     src = os.fspath(path)
     p = Path(src)
     if unit is not None:
-        unit_name, scale = _resolve_unit(unit)
+        _resolve_unit(unit)  # a bad unit is reported before the file is read
     try:
         raw = p.read_bytes()
     except FileNotFoundError:
         raise FileNotFoundError(errno.ENOENT, "BVH file not found", src) from None
-    try:
-        text = raw.decode("utf-8-sig")
-    except UnicodeDecodeError as e:
-        line = raw.count(b"\n", 0, e.start) + 1
-        raise BVHParseError(
-            f"not a text BVH file: invalid UTF-8 byte 0x{raw[e.start]:02x} (expected UTF-8 text)",
-            line=line, path=src,
-        ) from None
-    bvh = _parse(text, src)
+    return loads_bvh(raw, unit=unit, source=src, name=p.stem or "bvh")
+
+
+def loads_bvh(data: bytes | str, unit: str | float | None = None, source: str = "<bytes>",
+              name: str = "bvh") -> Motion:
+    """Read BVH file content (bytes or text) as a :class:`~animik.motion.Motion`.
+
+    The same as :func:`read_bvh` without a file: for content received over a network or held
+    in memory (batch retargeting ships target files as bytes).
+
+    Args:
+        data: the file content (UTF-8, a BOM is skipped) or its decoded text.
+        unit: as in :func:`read_bvh`.
+        source: names the content in error messages and ``skeleton.meta["source"]``.
+        name: the skeleton's name (:func:`read_bvh` uses the file stem).
+
+    Raises:
+        BVHParseError: the content is malformed (the error carries the line number).
+        UnknownNameError, FileFormatError: a bad ``unit``.
+    """
+    if unit is not None:
+        unit_name, scale = _resolve_unit(unit)
+    if isinstance(data, str):
+        text = data
+    else:
+        raw = bytes(data)
+        try:
+            text = raw.decode("utf-8-sig")
+        except UnicodeDecodeError as e:
+            line = raw.count(b"\n", 0, e.start) + 1
+            raise BVHParseError(
+                f"not a text BVH file: invalid UTF-8 byte 0x{raw[e.start]:02x} (expected UTF-8 text)",
+                line=line, path=source,
+            ) from None
+    bvh = _parse(text, source)
     if unit is None:
         unit_name, scale = detect_unit(_figure_height(bvh.joints, bvh.data))
-    return _build_motion(bvh, scale, unit_name, src, p.stem or "bvh")
+    return _build_motion(bvh, scale, unit_name, source, name)
 
 
 def _build_motion(bvh: _BVHFile, scale: float, unit_name: str, src: str, name: str) -> Motion:
@@ -649,6 +675,16 @@ def write_bvh(
             axis, rest rotation below the root, translation after rotation in a joint,
             duplicate translation channel, joint name with braces or odd whitespace).
     """
+    return atomic_write(path, dumps_bvh(motion, unit_scale, precision))
+
+
+def dumps_bvh(motion: Motion, unit_scale: float | str | None = None, precision: int | None = 15
+              ) -> bytes:
+    """The BVH file content :func:`write_bvh` writes, as UTF-8 bytes (same arguments, errors).
+
+    Returns:
+        The file content; :func:`loads_bvh` reads it back.
+    """
     skel = motion.skeleton
     if motion.n_frames == 0:
         raise FileFormatError("cannot write an empty motion (0 frames) to BVH")
@@ -691,7 +727,7 @@ def write_bvh(
             lines.extend(row_fmt % tuple(row) for row in columns.tolist())
     else:
         lines.extend("" for _ in range(motion.n_frames))
-    return atomic_write(path, "\n".join(lines) + "\n")
+    return ("\n".join(lines) + "\n").encode("utf-8")
 
 
 def _bvh_layout(skel: Skeleton, q: np.ndarray, scale: float) -> tuple[list[_OutJoint], np.ndarray]:

@@ -11,11 +11,12 @@ position channels on the root: the same world pose of every joint and site in ev
 from __future__ import annotations
 
 import os
-from pathlib import Path
 
 import numpy as np
 
 from ..errors import FileFormatError
+from ..io._atomic import atomic_write
+from ..io.bvh import dumps_bvh
 from ..kinematics import forward_kinematics
 from ..motion import Motion
 from ..rotations import matrix_to_euler
@@ -88,22 +89,14 @@ def write_motion_bvh(motion: Motion, path: str | os.PathLike, unit_scale: float 
     Returns:
         ``"dofs"`` or ``"baked"``: the channel layout written.
     """
-    from ..io.bvh import write_bvh
-
-    try:
-        write_bvh(motion, path, unit_scale=unit_scale)
-        return "dofs"
-    except FileFormatError:
-        write_bvh(bake_euler(motion), path, unit_scale=unit_scale)
-        return "baked"
+    data, layout = motion_bvh_bytes(motion, unit_scale)
+    atomic_write(path, data)
+    return layout
 
 
-def motion_bvh_bytes(motion: Motion, unit_scale: float | str | None = None,
-                     tmp_dir: str | os.PathLike | None = None) -> tuple[bytes, str]:
+def motion_bvh_bytes(motion: Motion, unit_scale: float | str | None = None) -> tuple[bytes, str]:
     """The BVH file content of :func:`write_motion_bvh` as bytes, and the layout."""
-    import tempfile
-
-    with tempfile.TemporaryDirectory(dir=tmp_dir) as d:
-        p = Path(d) / "clip.bvh"
-        layout = write_motion_bvh(motion, p, unit_scale)
-        return p.read_bytes(), layout
+    try:
+        return dumps_bvh(motion, unit_scale=unit_scale), "dofs"
+    except FileFormatError:
+        return dumps_bvh(bake_euler(motion), unit_scale=unit_scale), "baked"

@@ -37,6 +37,7 @@ from __future__ import annotations
 import json
 import os
 import re
+import tomllib
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -45,6 +46,7 @@ from typing import Any
 import numpy as np
 
 from ..errors import FileFormatError, UnknownNameError, names_hint
+from ..kinematics import forward_kinematics
 from ..skeleton import Skeleton
 
 SIDES = ("l", "r")
@@ -233,8 +235,6 @@ class JointRoles:
 
 def rest_positions(skel: Skeleton, q: np.ndarray | None = None) -> tuple[np.ndarray, np.ndarray]:
     """World joint and site positions ``((J, 3), (S, 3))`` at ``q`` (default: the rest pose)."""
-    from ..kinematics import forward_kinematics
-
     fk = forward_kinematics(skel, skel.rest_q if q is None else q)
     return np.asarray(fk.joint_positions), np.asarray(fk.site_positions)
 
@@ -690,8 +690,6 @@ def read_mapping_file(path: str | os.PathLike) -> MappingSpec:
         if suffix == ".json":
             data = json.loads(text)
         elif suffix == ".toml":
-            import tomllib
-
             data = tomllib.loads(text)
         else:
             raise FileFormatError(f"{p}: mapping files must be .toml or .json, got {suffix!r}")

@@ -35,8 +35,11 @@ from typing import Any
 import numpy as np
 
 from ..errors import ShapeError, UnknownNameError, names_hint
+from ..ik import build_problem, solve_problem
+from ..ik.tuning import load_tuning
 from ..kinematics import forward_kinematics
 from ..motion import Motion
+from ..rigs import load_rig
 from ..skeleton import TRANSLATION, Site, Skeleton
 from . import align as A
 from .contacts import (
@@ -48,7 +51,7 @@ from .contacts import (
     hold_foot,
     horizontal_speed,
 )
-from .mapping import JointMapping, MappingSpec, build_mapping, read_mapping_file
+from .mapping import JointMapping, MappingSpec, build_mapping, mapping_spec, read_mapping_file
 from .report import RetargetReport, effector_stats, foot_stats
 
 ROOT_SITE = "retarget:root"
@@ -213,8 +216,6 @@ def resolve_mapping(mapping: Any) -> MappingSpec | None:
     if isinstance(mapping, (str, os.PathLike)):
         return read_mapping_file(mapping)
     if isinstance(mapping, Mapping):
-        from .mapping import mapping_spec
-
         return mapping_spec(mapping, origin="mapping argument")
     raise ShapeError(f"mapping must be None, a path, a dict or a JointMapping, got "
                      f"{type(mapping).__name__}")
@@ -224,8 +225,6 @@ def _target_skeleton(target: Any) -> Skeleton:
     if isinstance(target, Skeleton):
         return target
     if isinstance(target, (str, os.PathLike)):
-        from ..rigs import load_rig
-
         return load_rig(target)
     raise ShapeError(f"target must be a Skeleton, a rig name or a rig/BVH path, got "
                      f"{type(target).__name__}")
@@ -339,8 +338,6 @@ class Retargeter:
         bad = sorted(set(o.weights) - set(DEFAULT_WEIGHTS))
         if bad:
             raise UnknownNameError(f"unknown weight role(s) {bad}; roles are {list(DEFAULT_WEIGHTS)}")
-        from ..ik import build_problem
-
         fk = forward_kinematics(skel, skel.rest_q)
         targets = {s: fk.site_positions[i] for s, i in zip(self.effector_sites, self._site_idx,
                                                            strict=True)}
@@ -375,8 +372,6 @@ class Retargeter:
         return (skel.joint_ancestor_mask & has[None, :]).any(axis=1)
 
     def _fik_options(self) -> dict[str, Any]:
-        from ..ik.tuning import load_tuning
-
         t = load_tuning(self.target)
         opts: dict[str, Any] = dict(t.options) if t is not None else {}
         opts.update(self.options.fik)
@@ -534,8 +529,6 @@ class Retargeter:
             tg, ref = self._apply_edits(edits, tg, bq)
         problem = dataclasses.replace(self.problem, positions=tg)
         q0 = state.q if state is not None else ref
-        from ..ik import solve_problem
-
         res = solve_problem(problem, q0, "fik", state=None if state is None else state.fik,
                             reference=ref,
                             max_iterations=o.iterations if state is not None else o.first_iterations,

@@ -29,8 +29,9 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ..rotations import axis_angle_to_matrix
-from ..skeleton import ROTATION, TRANSLATION, Skeleton
+from .cache import cached
+from .rotations import axis_angle_to_matrix
+from .skeleton import ROTATION, TRANSLATION, Skeleton
 
 TWO_PI = 2.0 * np.pi
 _ORTHO_TOL = 1e-9
@@ -80,20 +81,18 @@ class JointLayout:
 
 
 def joint_layouts(skel: Skeleton) -> tuple[JointLayout, ...]:
-    """Layouts of every joint (cached on the skeleton)."""
-    try:
-        return skel.__dict__["_anim_layouts"]
-    except KeyError:
-        pass
+    """Layouts of every joint (cached per skeleton)."""
+    return cached(skel, "joints.layouts", lambda: _build_layouts(skel))
+
+
+def _build_layouts(skel: Skeleton) -> tuple[JointLayout, ...]:
     out = []
     for j in range(skel.n_joints):
         dofs = np.array(list(skel.joint_dofs(j)), dtype=np.int64)
         rot = dofs[skel.dof_type[dofs] == ROTATION]
         trans = dofs[skel.dof_type[dofs] == TRANSLATION]
         out.append(JointLayout(j, dofs, _make_group(skel, j, rot), rot, trans))
-    layouts = tuple(out)
-    skel.__dict__["_anim_layouts"] = layouts  # frozen dataclass: cache like cached_property
-    return layouts
+    return tuple(out)
 
 
 def _make_group(skel: Skeleton, j: int, rot: np.ndarray) -> RotationGroup | None:
