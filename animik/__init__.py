@@ -40,11 +40,12 @@ from .scene import Scene, load_scene, save_scene
 from .skeleton import Dof, Joint, Site, Skeleton
 
 __all__ = [
-    "AnimikError", "BVHParseError", "FileFormatError", "OptionError", "ValueRangeError", "RigNotFoundError", "ShapeError",
-    "SkeletonError", "UnknownNameError", "read_bvh", "write_bvh", "write_mjcf", "write_urdf",
-    "mjcf_string", "urdf_string",
+    "AnimikError", "BVHParseError", "FileFormatError", "OptionError", "ValueRangeError",
+    "RigNotFoundError", "ShapeError", "SkeletonError", "UnknownNameError",
+    "read_bvh", "write_bvh", "write_mjcf", "write_urdf", "mjcf_string", "urdf_string",
     "FKResult", "Kinematics", "forward_kinematics", "joint_positions", "site_jacobian",
     "site_jacobians", "site_poses", "site_positions", "stacked_jacobian", "Motion",
-    "list_rigs", "load_rig", "resolve_rig", "register_rig_reader", "RigSource", "Dof", "Joint", "Site", "Skeleton", "__version__", "IKResult",
+    "list_rigs", "load_rig", "resolve_rig", "register_rig_reader", "RigSource",
+    "Dof", "Joint", "Site", "Skeleton", "__version__", "IKResult",
     "solve_ik", "Scene", "load_scene", "save_scene", "retarget",
 ]
