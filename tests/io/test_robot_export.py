@@ -34,7 +34,7 @@ mujoco = pytest.importorskip("mujoco")
 pin = pytest.importorskip("pinocchio")
 
 TOL = 1e-9
-RIGS = ["fig2", "body95", "wheeled20", "biped12"]
+RIGS = list(animik.rigs.BUILTIN_RIGS)  # every built-in rig, including ones added later
 SEEDS = [0, 1, 2, 3, 4, 5]
 
 
