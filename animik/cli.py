@@ -269,21 +269,17 @@ def _cmd_convert(args) -> int:
     return EXIT_OK
 
 
-_UNITS = {"m": 1.0, "cm": 0.01, "mm": 0.001, "inch": 0.0254, "in": 0.0254, "cmu": 0.0254 / 0.45}
-
-
 def _unit_scale(unit: str | None) -> float | None:
+    """``--unit``: a unit name of :data:`animik.io.bvh.UNITS` (or alias) or metres per unit."""
     if unit is None:
         return None
-    if unit in _UNITS:
-        return _UNITS[unit]
+    from .io.bvh import resolve_unit
+
     try:
-        v = float(unit)
+        value: str | float = float(unit)
     except ValueError:
-        raise AnimikError(f"--unit must be one of {sorted(_UNITS)} or a number, got {unit!r}") from None
-    if not v > 0:
-        raise AnimikError(f"--unit must be positive, got {unit!r}")
-    return v
+        value = unit
+    return resolve_unit(value)[1]
 
 
 def _cmd_bench(args) -> int:

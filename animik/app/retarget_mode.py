@@ -1005,12 +1005,12 @@ def default_export_path(state: AppState) -> Path:
 def export_bvh(state: AppState, path: str | Path | None = None) -> Path | None:
     """Write the edited retargeted motion as BVH (atomically; baked now unless the last bake
     has the current edits). Body95-like rigs BVH cannot hold are written with baked Euler
-    channels (:func:`animik.retarget.bvhout.write_motion_bvh`).
+    channels (:func:`animik.io.bvh_compat.write_bvh_compatible`).
 
     Returns:
         The path written, or None after reporting an error.
     """
-    from ..retarget.bvhout import write_motion_bvh
+    from ..io.bvh_compat import write_bvh_compatible
 
     link = current(state)
     if link is None:
@@ -1023,7 +1023,7 @@ def export_bvh(state: AppState, path: str | Path | None = None) -> Path | None:
         motion = link.baked if link.baked is not None and link.baked_key == key else None
         if motion is None:
             motion = bake_motion(state)[0]
-        layout = write_motion_bvh(motion, path)
+        _, layout = write_bvh_compatible(motion, path)
     except _errors() as e:
         state.error(f"Cannot export {path}: {_describe(e)}")
         return None

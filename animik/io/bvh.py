@@ -76,7 +76,8 @@ from ..motion import Motion
 from ..skeleton import ROTATION, Dof, Joint, Site, Skeleton
 from ._atomic import atomic_write
 
-__all__ = ["UNITS", "read_bvh", "write_bvh", "detect_unit"]
+__all__ = ["BVH_FROM_WORLD", "UNITS", "WORLD_FROM_BVH", "check_bvh_skeleton", "detect_unit", "dumps_bvh",
+           "loads_bvh", "read_bvh", "resolve_unit", "write_bvh"]
 
 #: Metres per file unit of the units :func:`read_bvh` knows (and detects).
 UNITS: Mapping[str, float] = {
@@ -95,9 +96,10 @@ _UNIT_ALIASES = {
 }
 _HUMAN_HEIGHT_M = 1.7
 
-# world_from_bvh: BVH +y -> world +z, BVH +z -> world -y.
-_WORLD_FROM_BVH = np.array([[1.0, 0.0, 0.0], [0.0, 0.0, -1.0], [0.0, 1.0, 0.0]])
-_BVH_FROM_WORLD = _WORLD_FROM_BVH.T.copy()
+#: world_from_bvh: BVH +y -> world +z, BVH +z -> world -y (BVH is Y up, animik Z up).
+WORLD_FROM_BVH = np.array([[1.0, 0.0, 0.0], [0.0, 0.0, -1.0], [0.0, 1.0, 0.0]])
+#: bvh_from_world, the inverse.
+BVH_FROM_WORLD = WORLD_FROM_BVH.T.copy()
 
 _CHANNELS = {
     f"{axis}{kind}": (("r" if kind == "rotation" else "t") + axis.lower())
@@ -428,7 +430,16 @@ def _parse(text: str, path: str | None) -> _BVHFile:
 
 
 # ---------------------------------------------------------------------------- units
-def _resolve_unit(unit: str | float) -> tuple[str, float]:
+def resolve_unit(unit: str | float) -> tuple[str, float]:
+    """``(name, metres per file unit)`` of a unit name (or alias: ``"in"``, ``"centimetre"``...)
+    or a positive number of metres per unit (named ``"custom"`` unless it equals a known unit).
+
+    The one unit table of animik (:data:`UNITS`); the CLI's ``--unit`` and batch outputs use it.
+
+    Raises:
+        UnknownNameError: an unknown unit name (the message lists :data:`UNITS`).
+        FileFormatError: not a positive finite number.
+    """
     if isinstance(unit, str):
         key = unit.strip().lower()
         key = _UNIT_ALIASES.get(key, key)
@@ -534,7 +545,7 @@ def read_bvh(path: str | os.PathLike, unit: str | float | None = None) -> Motion
     src = os.fspath(path)
     p = Path(src)
     if unit is not None:
-        _resolve_unit(unit)  # a bad unit is reported before the file is read
+        resolve_unit(unit)  # a bad unit is reported before the file is read
     try:
         raw = p.read_bytes()
     except FileNotFoundError:
@@ -560,7 +571,7 @@ def loads_bvh(data: bytes | str, unit: str | float | None = None, source: str = 
         UnknownNameError, FileFormatError: a bad ``unit``.
     """
     if unit is not None:
-        unit_name, scale = _resolve_unit(unit)
+        unit_name, scale = resolve_unit(unit)
     if isinstance(data, str):
         text = data
     else:
@@ -608,9 +619,9 @@ def _build_motion(bvh: _BVHFile, scale: float, unit_name: str, src: str, name: s
         joint_specs.append(Joint(
             jt.name,
             None if root else bvh.joints[jt.parent].name,
-            offset=tuple(_WORLD_FROM_BVH @ offset) if root else tuple(offset),
+            offset=tuple(WORLD_FROM_BVH @ offset) if root else tuple(offset),
             dofs=dofs,
-            rotation=_WORLD_FROM_BVH if root else None,
+            rotation=WORLD_FROM_BVH if root else None,
         ))
         for e in jt.end_sites:
             base = f"{jt.name}_end"
@@ -690,7 +701,7 @@ def dumps_bvh(motion: Motion, unit_scale: float | str | None = None, precision: 
         raise FileFormatError("cannot write an empty motion (0 frames) to BVH")
     if unit_scale is None:
         unit_scale = motion.meta.get("bvh_unit_scale", skel.meta.get("bvh_unit_scale", 0.01))
-    _, scale = _resolve_unit(unit_scale)
+    _, scale = resolve_unit(unit_scale)
     if precision is None:
         fmt_one = repr
     else:
@@ -730,9 +741,17 @@ def dumps_bvh(motion: Motion, unit_scale: float | str | None = None, precision: 
     return ("\n".join(lines) + "\n").encode("utf-8")
 
 
+def check_bvh_skeleton(skel: Skeleton) -> None:
+    """Raise :class:`FileFormatError` (saying why) if :func:`write_bvh` cannot hold ``skel``.
+
+    :func:`animik.io.bvh_compat.bvh_compatible` turns any motion into one that passes.
+    """
+    _bvh_layout(skel, skel.rest_q[None], 0.01)
+
+
 def _bvh_layout(skel: Skeleton, q: np.ndarray, scale: float) -> tuple[list[_OutJoint], np.ndarray]:
     """Joint records in file units and the ``(T, n_channels)`` channel values."""
-    g = _BVH_FROM_WORLD @ skel.rest_rotations[0]
+    g = BVH_FROM_WORLD @ skel.rest_rotations[0]
     from_bvh = "bvh_end_sites" in skel.meta
     end_listed = set(skel.meta.get("bvh_end_sites", ()))
     sites_of: list[list[int]] = [[] for _ in range(skel.n_joints)]
@@ -757,7 +776,7 @@ def _bvh_layout(skel: Skeleton, q: np.ndarray, scale: float) -> tuple[list[_OutJ
                     f"joint {name!r} has a non-identity rest rotation; BVH can only hold a rest "
                     "rotation on the root joint"
                 )
-        offset = (_BVH_FROM_WORLD if p < 0 else g) @ skel.offsets[j]  # metres, BVH frame
+        offset = (BVH_FROM_WORLD if p < 0 else g) @ skel.offsets[j]  # metres, BVH frame
         channels = []
         replaced: dict[int, float] = {}
         seen_rotation = False

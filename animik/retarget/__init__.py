@@ -16,7 +16,8 @@ Quick start::
 Modules: :mod:`.mapping` (canonical roles, name normalisation, mapping files),
 :mod:`.align` (rest alignment, scale, desired pose), :mod:`.fit` (rotations → DoFs),
 :mod:`.contacts` (foot contacts), :mod:`.retarget` (the per-frame solver), :mod:`.report`,
-:mod:`.bvhout` (BVH output), :mod:`.batch` (files, processes, Dask). See docs/retarget.md.
+:mod:`.batch` (files, processes, Dask; BVH output through :mod:`animik.io.bvh_compat`). See
+docs/retarget.md.
 """
 
 from __future__ import annotations

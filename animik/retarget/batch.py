@@ -51,9 +51,9 @@ from ..errors import AnimikError, FileFormatError
 from ..ik.tuning import fingerprint
 from ..io._atomic import atomic_write
 from ..io.bvh import loads_bvh, read_bvh
+from ..io.bvh_compat import dumps_bvh_compatible
 from ..motion import Motion
 from ..rigs import load_rig, resolve_rig, rig_from_bytes
-from .bvhout import motion_bvh_bytes
 from .mapping import mapping_spec, read_mapping_file
 from .retarget import Retargeter, RetargetOptions
 
@@ -168,7 +168,7 @@ def retarget_motion(motion, name: str, target: TargetSpec, mapping: Mapping[str,
     if motion.n_frames == 0:
         raise FileFormatError(f"{name}: the motion has no frames")
     res = Retargeter(motion, target.skeleton(), mapping, **dict(options)).run()
-    out, layout = motion_bvh_bytes(res.motion, target.unit)
+    out, layout = dumps_bvh_compatible(res.motion, target.unit)
     rep = res.report.to_dict()
     rep["bvh_layout"] = layout
     return out, rep
