@@ -73,6 +73,7 @@ import numpy as np
 
 from ..errors import BVHParseError, FileFormatError, SkeletonError, UnknownNameError, names_hint
 from ..motion import Motion
+from ..rotations import matrix_from_principal_axis
 from ..skeleton import ROTATION, Dof, Joint, Site, Skeleton
 from ._atomic import atomic_write
 
@@ -494,7 +495,7 @@ def _figure_height(joints: list[_BVHJoint], data: np.ndarray) -> float:
                         if kind[0] == "t":
                             t[a] = v
                         else:
-                            r = r @ _principal_rotation(a, math.radians(v))
+                            r = r @ matrix_from_principal_axis(kind[1], math.radians(v))
                     col += 1
                 if jt.parent < 0:
                     pos[j], rot[j] = t, r
@@ -508,17 +509,6 @@ def _figure_height(joints: list[_BVHJoint], data: np.ndarray) -> float:
             if math.isfinite(h):
                 best = max(best, h)
     return best
-
-
-def _principal_rotation(axis: int, angle: float) -> np.ndarray:
-    c, s = math.cos(angle), math.sin(angle)
-    i, k = (axis + 1) % 3, (axis + 2) % 3
-    r = np.eye(3)
-    r[i, i] = c
-    r[i, k] = -s
-    r[k, i] = s
-    r[k, k] = c
-    return r
 
 
 # ---------------------------------------------------------------------------- reading

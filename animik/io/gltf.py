@@ -70,7 +70,14 @@ from .._version import __version__
 from ..errors import FileFormatError, SkeletonError
 from ..joints import dofs_from_local, local_transforms, tb_angles
 from ..motion import Motion
-from ..rotations import matrix_to_quat, quat_to_matrix
+from ..rotations import (
+    continuous_quats,
+    matrix_from_quat,
+    quat_from_matrix,
+    quat_slerp,
+    wxyz_from_xyzw,
+    xyzw_from_wxyz,
+)
 from ..skeleton import ROTATION, TRANSLATION, Dof, Joint, Skeleton
 from ._atomic import atomic_write
 from .bvh import read_bvh, write_bvh
@@ -140,13 +147,7 @@ def _node_locals(skel: Skeleton, q: np.ndarray) -> tuple[np.ndarray, np.ndarray]
 
 def _xyzw(rot: np.ndarray) -> np.ndarray:
     """Quaternions ``xyzw`` of rotations ``(T, 3, 3)``, sign-continuous along the first axis."""
-    wxyz = matrix_to_quat(rot)
-    xyzw = np.concatenate([wxyz[..., 1:], wxyz[..., :1]], axis=-1)
-    if xyzw.ndim == 2 and xyzw.shape[0] > 1:
-        flip = np.einsum("ti,ti->t", xyzw[1:], xyzw[:-1]) < 0
-        sign = np.cumprod(np.concatenate([[1.0], np.where(flip, -1.0, 1.0)]))
-        xyzw = xyzw * sign[:, None]
-    return xyzw
+    return continuous_quats(xyzw_from_wxyz(quat_from_matrix(rot)))
 
 
 def _world(skel: Skeleton, rot: np.ndarray, pos: np.ndarray) -> np.ndarray:
@@ -461,21 +462,8 @@ def _node_rest(node: dict, src: str, idx: int) -> tuple[np.ndarray, np.ndarray]:
         raise FileFormatError(f"{src}: nodes[{idx}] ({node.get('name', '')!r}): node scale "
                               f"{s.tolist()} is not supported (joints must not scale)")
     q = np.array(node.get("rotation", [0.0, 0.0, 0.0, 1.0]), dtype=float)
-    r = quat_to_matrix(np.concatenate([q[3:], q[:3]]))
+    r = matrix_from_quat(wxyz_from_xyzw(q))
     return r, np.array(node.get("translation", [0.0, 0.0, 0.0]), dtype=float)
-
-
-def _slerp(a: np.ndarray, b: np.ndarray, u: np.ndarray) -> np.ndarray:
-    dot = np.einsum("ti,ti->t", a, b)
-    b = np.where(dot[:, None] < 0, -b, b)
-    dot = np.abs(dot)
-    theta = np.arccos(np.clip(dot, -1.0, 1.0))
-    small = theta < 1e-8
-    s = np.where(small, 1.0, np.sin(theta))
-    wa = np.where(small, 1.0 - u, np.sin((1.0 - u) * theta) / s)
-    wb = np.where(small, u, np.sin(u * theta) / s)
-    out = wa[:, None] * a + wb[:, None] * b
-    return out / np.linalg.norm(out, axis=-1, keepdims=True)
 
 
 def _sample(times: np.ndarray, values: np.ndarray, interp: str, t: np.ndarray, is_rot: bool,
@@ -508,7 +496,7 @@ def _sample(times: np.ndarray, values: np.ndarray, interp: str, t: np.ndarray, i
             out = ((2 * u3 - 3 * u2 + 1) * vals[seg] + (u3 - 2 * u2 + uu) * h[:, None] * b_out[seg]
                    + (-2 * u3 + 3 * u2) * vals[seg + 1] + (u3 - u2) * h[:, None] * a_in[seg + 1])
         elif is_rot:
-            out = _slerp(vals[seg], vals[seg + 1], u)
+            out = quat_slerp(vals[seg], vals[seg + 1], u)
         else:
             out = vals[seg] + u[:, None] * (vals[seg + 1] - vals[seg])
     out = np.where(snap[:, None], vals[k_near], out)
@@ -651,7 +639,7 @@ def _read(gltf: dict, buffers: list[bytes], src: str, animation, fps) -> Motion:
             if out.shape[1] != 4:
                 raise FileFormatError(f"{src}: rotation output of node {ni} must be VEC4")
             qx = _sample(tin, out, interp, t, True, src)
-            rot[:, j] = quat_to_matrix(np.concatenate([qx[:, 3:], qx[:, :3]], axis=1))
+            rot[:, j] = matrix_from_quat(wxyz_from_xyzw(qx))
         else:
             rot[:, j] = r0
         if "translation" in ch:
