@@ -7,7 +7,7 @@ import pytest
 from conftest import random_q, random_skeleton, reference_fk
 
 import animik
-from animik.errors import ShapeError, UnknownNameError
+from animik.errors import ShapeError, UnknownNameError, ValueRangeError
 from animik.kinematics import Kinematics, forward_kinematics, site_jacobians, stacked_jacobian
 from animik.rotations import matrix_to_rotvec
 
@@ -99,7 +99,7 @@ def test_bad_input_is_rejected_clearly():
     skel = random_skeleton(np.random.default_rng(5), n_joints=4)
     with pytest.raises(ShapeError, match=f"trailing dimension of q must be {skel.n_dof}"):
         animik.joint_positions(skel, np.zeros(skel.n_dof + 1))
-    with pytest.raises(ShapeError, match="NaN"):
+    with pytest.raises(ValueRangeError, match="NaN"):
         animik.joint_positions(skel, np.full(skel.n_dof, np.nan))
     with pytest.raises(ShapeError):
         animik.joint_positions(skel, "abc")

@@ -34,7 +34,7 @@ from typing import Any
 
 import numpy as np
 
-from ..errors import ShapeError, UnknownNameError, names_hint
+from ..errors import OptionError, ShapeError, SkeletonError, UnknownNameError, names_hint
 from ..ik import build_problem, solve_problem
 from ..ik.tuning import load_tuning
 from ..kinematics import forward_kinematics
@@ -131,15 +131,15 @@ class RetargetOptions:
         for name in ("iterations", "first_iterations"):
             v = getattr(o, name)
             if isinstance(v, bool) or not isinstance(v, (int, np.integer)) or v < 1:
-                raise ShapeError(f"{name} must be an integer >= 1, got {v!r}")
+                raise OptionError(f"{name} must be an integer >= 1, got {v!r}")
         for name in ("tol", "reference_gain", "null_tol", "catch_up", "jump", "crouch_speed"):
             v = getattr(o, name)
             if not (isinstance(v, (int, float)) and np.isfinite(v) and v > 0):
-                raise ShapeError(f"{name} must be a positive number, got {v!r}")
+                raise OptionError(f"{name} must be a positive number, got {v!r}")
         if o.scale is not None and not (np.isfinite(o.scale) and o.scale > 0):
-            raise ShapeError(f"scale must be a positive number, got {o.scale!r}")
+            raise OptionError(f"scale must be a positive number, got {o.scale!r}")
         if not (o.ground in ("clip", "rest") or isinstance(o.ground, (int, float))):
-            raise ShapeError(f"ground must be 'clip', 'rest' or a number (m), got {o.ground!r}")
+            raise OptionError(f"ground must be 'clip', 'rest' or a number (m), got {o.ground!r}")
         return o
 
     def to_dict(self) -> dict[str, Any]:
@@ -217,7 +217,7 @@ def resolve_mapping(mapping: Any) -> MappingSpec | None:
         return read_mapping_file(mapping)
     if isinstance(mapping, Mapping):
         return mapping_spec(mapping, origin="mapping argument")
-    raise ShapeError(f"mapping must be None, a path, a dict or a JointMapping, got "
+    raise OptionError(f"mapping must be None, a path, a dict or a JointMapping, got "
                      f"{type(mapping).__name__}")
 
 
@@ -226,7 +226,7 @@ def _target_skeleton(target: Any) -> Skeleton:
         return target
     if isinstance(target, (str, os.PathLike)):
         return load_rig(target)
-    raise ShapeError(f"target must be a Skeleton, a rig name or a rig/BVH path, got "
+    raise OptionError(f"target must be a Skeleton, a rig name or a rig/BVH path, got "
                      f"{type(target).__name__}")
 
 
@@ -246,7 +246,7 @@ class Retargeter:
     Raises:
         UnknownNameError: unknown option, joint or site name.
         FileFormatError: a malformed mapping or an unmappable skeleton.
-        ShapeError: bad option values.
+        OptionError: bad option values. SkeletonError: no effector site to drive.
     """
 
     def __init__(self, source: Motion | Skeleton, target: Skeleton | str, mapping: Any = None,
@@ -257,7 +257,7 @@ class Retargeter:
         self.motion = source if isinstance(source, Motion) else None
         self.source = source.skeleton if isinstance(source, Motion) else source
         if not isinstance(self.source, Skeleton):
-            raise ShapeError(f"source must be a Motion or a Skeleton, got {type(source).__name__}")
+            raise OptionError(f"source must be a Motion or a Skeleton, got {type(source).__name__}")
         self.target = _target_skeleton(target)
         self.fps = float(fps or (self.motion.fps if self.motion is not None else 30.0))
         q_clip = self.motion.q if self.motion is not None else None
@@ -328,7 +328,7 @@ class Retargeter:
         if free_root:
             eff.append((ROOT_SITE, "root"))
         if not eff:
-            raise ShapeError(f"target {tgt.name!r} has no effector site the source can drive "
+            raise SkeletonError(f"target {tgt.name!r} has no effector site the source can drive "
                              f"(sites {list(tgt.site_names)}); give effectors in a mapping file")
         self.solve_skeleton = skel
         self.effector_sites = tuple(s for s, _ in eff)
@@ -461,11 +461,11 @@ class Retargeter:
         o = self.options
         if isinstance(frame, (int, np.integer)) and not isinstance(frame, bool):
             if self.clip is None:
-                raise ShapeError("step(frame index) needs a Retargeter built from a Motion; pass "
+                raise OptionError("step(frame index) needs a Retargeter built from a Motion; pass "
                                  "a source pose instead")
             t = int(frame)
             if not 0 <= t < self.n_frames:
-                raise ShapeError(f"frame {t} out of range 0..{self.n_frames - 1}")
+                raise OptionError(f"frame {t} out of range 0..{self.n_frames - 1}")
             c = self.clip
             bq, virt, Afix, bfix = c["bq"][t], c["virtual"][t], c["A"][t], c["b"][t]
             legs = c["leg_base"][t]
@@ -594,7 +594,7 @@ class Retargeter:
             callback: ``callback(frame, q)`` after every frame (progress display).
         """
         if self.clip is None:
-            raise ShapeError("run() needs a Retargeter built from a Motion")
+            raise OptionError("run() needs a Retargeter built from a Motion")
         t0 = time.perf_counter()
         T, n = self.n_frames, self.target.n_dof
         q = np.empty((T, n))
@@ -675,10 +675,10 @@ def retarget(source: Motion, target: Skeleton | str, mapping: Any = None, **opti
     Raises:
         UnknownNameError: unknown option / joint / site names.
         FileFormatError: malformed mapping file, or skeletons that cannot be mapped.
-        ShapeError: bad option values or an empty motion.
+        OptionError: bad option values. ShapeError: an empty motion.
     """
     if not isinstance(source, Motion):
-        raise ShapeError(f"source must be a Motion, got {type(source).__name__}")
+        raise OptionError(f"source must be a Motion, got {type(source).__name__}")
     if source.n_frames == 0:
         raise ShapeError("source motion has no frames")
     return Retargeter(source, target, mapping, **options).run().motion

@@ -9,7 +9,7 @@ import pytest
 from rt_helpers import CONVENTIONS, arm_rotation, humanoid, smooth_motion
 
 import animik
-from animik.errors import ShapeError, UnknownNameError
+from animik.errors import OptionError, UnknownNameError
 from animik.io.bvh_compat import bvh_compatible, write_bvh_compatible
 from animik.kinematics import forward_kinematics
 from animik.motion import Motion
@@ -111,9 +111,9 @@ def test_step_api_frame_and_pose():
     assert hand[0, 2] - hand[1, 2] > 0.02  # the edit moved the hand up
     with pytest.raises(UnknownNameError, match="not an effector"):
         rt.step(1, state=st, edits=RetargetEdits(offsets={"nope": (0, 0, 0)}))
-    with pytest.raises(ShapeError, match="out of range"):
+    with pytest.raises(OptionError, match="out of range"):
         rt.step(99)
-    with pytest.raises(ShapeError, match="needs a Retargeter built from a Motion"):
+    with pytest.raises(OptionError, match="needs a Retargeter built from a Motion"):
         rt_pose.step(0)
 
 
@@ -121,11 +121,11 @@ def test_options_are_validated():
     src = smooth_motion(humanoid(CONVENTIONS["cmu"], "cmu"), frames=5)
     with pytest.raises(UnknownNameError, match="unknown retarget option"):
         Retargeter(src, "fig2", iterationz=3)
-    with pytest.raises(ShapeError, match="iterations"):
+    with pytest.raises(OptionError, match="iterations"):
         Retargeter(src, "fig2", iterations=0)
     with pytest.raises(UnknownNameError, match="weight role"):
         Retargeter(src, "fig2", weights={"tail": 1.0})
-    with pytest.raises(ShapeError, match="Motion"):
+    with pytest.raises(OptionError, match="Motion"):
         retarget(src.skeleton, "fig2")
     with pytest.raises(UnknownNameError, match="contact option"):
         Retargeter(src, "fig2", contact={"hight": 0.1})
