@@ -10,13 +10,24 @@ from __future__ import annotations
 
 import argparse
 import importlib
+import platform
 import sys
 from collections.abc import Sequence
 from pathlib import Path
 
 import numpy as np
 
+from ._table import format_table
+from ._version import __version__
 from .errors import AnimikError
+from .io.bvh import resolve_unit, write_bvh
+from .io.gltf import write_glb
+from .io.mjcf import write_mjcf
+from .io.rigfile import write_rig
+from .io.urdf import write_urdf
+from .kinematics import forward_kinematics, joint_positions
+from .motion import Motion
+from .rigs import list_rigs, load_rig, resolve_rig
 
 EXIT_OK, EXIT_BUG, EXIT_USAGE, EXIT_DATA, EXIT_OS, EXIT_NOT_MET = 0, 1, 2, 3, 4, 5
 
@@ -60,7 +71,6 @@ def build_parser() -> argparse.ArgumentParser:
         epilog=_EPILOG,
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
-    from ._version import __version__
 
     p.add_argument("--version", action="version", version=f"animik {__version__}")
     sub = p.add_subparsers(dest="command", metavar="COMMAND")
@@ -156,10 +166,6 @@ def _cmd_app(args) -> int:
 
 
 def _cmd_rigs(args) -> int:
-    from ._table import format_table
-    from .kinematics import forward_kinematics
-    from .rigs import list_rigs, load_rig
-
     rows = []
     for name in list_rigs():
         s = load_rig(name)
@@ -180,17 +186,11 @@ def _cmd_rigs(args) -> int:
 
 def _load_any(spec: str):
     """A Motion for a file that carries one (.bvh, .glb), else a Skeleton (rig name or file)."""
-    from .rigs import resolve_rig
-
     src = resolve_rig(spec)
     return src.motion if src.motion is not None else src.skeleton
 
 
 def _cmd_info(args) -> int:
-    from ._table import format_table
-    from .kinematics import joint_positions
-    from .motion import Motion
-
     obj = _load_any(args.file)
     motion = obj if isinstance(obj, Motion) else None
     skel = motion.skeleton if motion else obj
@@ -232,8 +232,6 @@ def _cmd_info(args) -> int:
 
 
 def _cmd_convert(args) -> int:
-    from .motion import Motion
-
     out = args.output
     ext = Path(out).suffix.lower()
     if ext not in (".bvh", ".glb", ".urdf", ".xml", ".mjcf", ".toml"):
@@ -246,24 +244,14 @@ def _cmd_convert(args) -> int:
     if ext in (".bvh", ".glb") and motion is None:
         motion = Motion(skel, skel.rest_q[None, :], fps=30.0)
     if ext == ".bvh":
-        from .io.bvh import write_bvh
-
         write_bvh(motion, out, unit_scale=_unit_scale(args.unit))
     elif ext == ".glb":
-        from .io.gltf import write_glb
-
         write_glb(motion, out)
     elif ext == ".urdf":
-        from .io.urdf import write_urdf
-
         write_urdf(skel, out)
     elif ext in (".xml", ".mjcf"):
-        from .io.mjcf import write_mjcf
-
         write_mjcf(skel, out)
     else:
-        from .io.rigfile import write_rig
-
         write_rig(skel, out)
     print(f"wrote {out}")
     return EXIT_OK
@@ -273,7 +261,6 @@ def _unit_scale(unit: str | None) -> float | None:
     """``--unit``: a unit name of :data:`animik.io.bvh.UNITS` (or alias) or metres per unit."""
     if unit is None:
         return None
-    from .io.bvh import resolve_unit
 
     try:
         value: str | float = float(unit)
@@ -283,8 +270,6 @@ def _unit_scale(unit: str | None) -> float | None:
 
 
 def _cmd_bench(args) -> int:
-    from ._table import format_table
-
     if args.bench == "kinematics":
         from .bench.kinematics import run
 
@@ -300,7 +285,6 @@ def _cmd_bench(args) -> int:
             if not impl.startswith("animik") and value == value:
                 ratio = f"{ours_us / value:.2f}" if unit == "us" else f"{value / ours_rate:.2f}"
             table.append((impl, task, value, unit, ratio, note))
-        import platform
 
         print(format_table(
             ["implementation", "task", "value", "unit", "animik time / peer", "note"], table,

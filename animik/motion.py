@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 import numpy as np
@@ -59,8 +59,6 @@ class Motion:
         return max(self.n_frames - 1, 0) / self.fps
 
     def replace(self, **changes: Any) -> Motion:
-        from dataclasses import replace
-
         return replace(self, **changes)
 
     def __repr__(self) -> str:

@@ -17,6 +17,7 @@ from typing import Any
 
 import numpy as np
 
+from ..rotations import quat_to_matrix
 from ..skeleton import Skeleton
 from .clip import Clip
 from .interpolation import MODE_CODE, MODES
@@ -189,8 +190,6 @@ def add_effector_key(clip: Clip, site: str | int, t: float, position: Any, rotat
     if rotation is not None:
         r = np.asarray(rotation, dtype=float)
         if r.shape == (4,):
-            from ..rotations import quat_to_matrix
-
             if not np.all(np.isfinite(r)) or np.linalg.norm(r) < 1e-9:
                 raise ClipError(f"{where}: quaternion must be finite and non-zero")
             r = quat_to_matrix(r)

@@ -20,6 +20,7 @@ end with every frame within tolerance.
 from __future__ import annotations
 
 import math
+from pathlib import Path
 
 import numpy as np
 
@@ -150,7 +151,6 @@ def _continuous(skel, q: np.ndarray) -> np.ndarray:
 def _stem(src) -> str:
     if not src:
         return ""
-    from pathlib import Path
 
     return Path(str(src)).stem
 

@@ -43,7 +43,8 @@ from typing import Any
 
 import numpy as np
 
-from ..errors import UnknownNameError
+from ..errors import UnknownNameError, names_hint
+from ..io.toml_writer import inline, key
 from ..skeleton import Skeleton
 from .clip import Clip
 from .tracks import ClipError, EffectorTrack, IKSettings, JointTrack
@@ -203,8 +204,6 @@ def clip_from_dict(d: Mapping[str, Any], skeleton: Skeleton, where: str = "clip"
                 raise r.fail(key, f"missing {need!r}")
         joint = r.string(td["joint"], f"{key}.joint")
         if joint not in skeleton.joint_names:
-            from ..errors import names_hint
-
             raise UnknownNameError(f"{r.where}.{key}.joint: unknown joint {joint!r} in skeleton "
                                    f"{skeleton.name!r}; joints are {names_hint(skeleton.joint_names)}")
         want = [skeleton.dof_names[k] for k in skeleton.joint_dofs(joint)]
@@ -263,8 +262,6 @@ def clips_to_toml(clips, table: str = "clips") -> str:
     reading the text with :mod:`tomllib` and each table with :func:`clip_from_dict` gives equal
     clips.
     """
-    from ..io.toml_writer import inline, key
-
     out: list[str] = []
     for clip in clips:
         d = clip_to_dict(clip)

@@ -18,6 +18,9 @@ import time
 
 import numpy as np
 
+from .._table import format_table
+from ..errors import AnimikError
+
 
 def add_parser(subparsers) -> argparse.ArgumentParser:
     """Register ``animik bench app``."""
@@ -42,9 +45,6 @@ def add_parser(subparsers) -> argparse.ArgumentParser:
 
 
 def run(args: argparse.Namespace) -> int:
-    from .._table import format_table
-    from ..errors import AnimikError
-
     try:
         w, h = (int(v) for v in str(args.size).lower().split("x"))
     except ValueError:

@@ -42,8 +42,19 @@ import time
 import zlib
 from collections.abc import Sequence
 from dataclasses import dataclass, field
+from importlib.metadata import version
 
 import numpy as np
+from tqdm import tqdm
+
+from .._table import format_table
+from ..errors import AnimikError
+from ..ik import SOLVERS, build_problem, get_solver, solve_ik, solve_problem
+from ..ik.problems import circle_tracking, random_reachable
+from ..io.mjcf import write_mjcf
+from ..io.urdf import write_urdf
+from ..kinematics import site_positions
+from ..rigs import load_rig
 
 TOL = 1e-3  # m, success threshold
 _LIMIT_TOL = 1e-9
@@ -92,8 +103,6 @@ class Stats:
 
 def _check(skel, q: np.ndarray, targets: dict[str, np.ndarray]) -> tuple[bool, float]:
     """Independent success check: (every site within TOL and q within limits, max error m)."""
-    from ..kinematics import site_positions
-
     pos = site_positions(skel, q)
     err = max((float(np.linalg.norm(pos[skel.site_index(s)] - p)) for s, p in targets.items()),
               default=0.0)
@@ -105,15 +114,11 @@ def _rig_rng(seed: int, rig: str) -> np.random.Generator:
 
 
 def _progress(iterable, desc: str, total: int | None = None):
-    from tqdm import tqdm
-
     return tqdm(iterable, desc=desc, total=total, file=sys.stderr, leave=False, disable=None)
 
 
 # ---------------------------------------------------------------------------------- ours
 def _run_ours(skel, name: str, rig: str, problems, case, tracking: bool):
-    from ..ik import build_problem, solve_ik, solve_problem
-
     stats = Stats(rig, name)
     track = Stats(rig, name)
     targets0, q_start0, _ = problems[0]
@@ -148,8 +153,6 @@ def _run_ours(skel, name: str, rig: str, problems, case, tracking: bool):
 
 
 def _pinned_positions(skel, case) -> dict[str, np.ndarray]:
-    from ..kinematics import site_positions
-
     pos = site_positions(skel, case.q0)
     return {s: pos[skel.site_index(s)] for s in case.pinned}
 
@@ -164,8 +167,6 @@ class PinocchioDLS:
 
     def __init__(self, skel, tmp: str):
         import pinocchio as pin
-
-        from ..io.urdf import write_urdf
 
         self.pin = pin
         self.skel = skel
@@ -222,8 +223,6 @@ class MinkIK:
         import mink
         import mujoco
 
-        from ..io.mjcf import write_mjcf
-
         self.mink = mink
         self.skel = skel
         path = os.path.join(tmp, f"{skel.name}.xml")
@@ -263,8 +262,6 @@ class MinkIK:
 
 def _version(mod: str) -> str:
     try:
-        from importlib.metadata import version
-
         return version(mod)
     except Exception:  # noqa: BLE001 - only for a label
         return "?"
@@ -309,11 +306,6 @@ def run(rigs: Sequence[str] = ("fig2", "body95"), solvers: Sequence[str] | None 
         ``(random-problem stats, tracking stats, notes)``; one :class:`Stats` per rig and solver
         (peers included).
     """
-    from ..errors import AnimikError
-    from ..ik import SOLVERS, get_solver
-    from ..ik.problems import circle_tracking, random_reachable
-    from ..rigs import load_rig
-
     if problems < 1:
         raise AnimikError(f"--problems must be at least 1, got {problems}")
     notes: list[str] = []
@@ -368,8 +360,6 @@ def _pct(a: Sequence[float], p: float) -> float:
 def format_tables(random_stats: list[Stats], track_stats: list[Stats], problems: int,
                   seed: int) -> str:
     """The two result tables as text."""
-    from .._table import format_table
-
     peer_names = (PinocchioDLS.name, MinkIK.name)
     peer_ms = {(s.rig, s.solver): s.median_ms() for s in random_stats if s.solver in peer_names}
     peer_track = {(s.rig, s.solver): s.median_ms() for s in track_stats if s.solver in peer_names}

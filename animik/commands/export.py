@@ -18,6 +18,11 @@ import sys
 import tomllib
 from pathlib import Path
 
+from ..anim import clip_from_dict, export_clip
+from ..errors import AnimikError, FileFormatError, UnknownNameError, names_hint
+from ..rigs import resolve_rig
+from ..scene import loads_scene
+
 EXIT_OK, EXIT_USAGE, EXIT_DATA, EXIT_OS = 0, 2, 3, 4
 
 _EPILOG = """\
@@ -64,9 +69,6 @@ def load_clips(path: str | Path):
     Raises:
         FileFormatError: malformed scene or clip tables. OSError: unreadable file.
     """
-    from ..anim import clip_from_dict
-    from ..errors import FileFormatError
-
     path = Path(path)
     try:
         text = path.read_text(encoding="utf-8")
@@ -77,7 +79,6 @@ def load_clips(path: str | Path):
     except tomllib.TOMLDecodeError as e:
         raise FileFormatError(f"{path}: not a valid TOML scene file: {e}") from None
     raw = doc.get("clips", [])
-    from ..scene import loads_scene
 
     skel = None
     try:
@@ -101,9 +102,6 @@ def load_clips(path: str | Path):
 
 
 def _scene_rig(doc: dict, path: Path):
-    from ..errors import FileFormatError
-    from ..rigs import resolve_rig
-
     sc = doc.get("scene")
     rig = sc.get("rig") if isinstance(sc, dict) else None
     if not isinstance(rig, str) or not rig:
@@ -113,9 +111,6 @@ def _scene_rig(doc: dict, path: Path):
 
 def run(args: argparse.Namespace) -> int:
     """Run ``animik export``; returns the exit code (AnimikError → 3 and OSError → 4 in cli)."""
-    from ..anim import export_clip
-    from ..errors import UnknownNameError, names_hint
-
     out = Path(args.output)
     ext = out.suffix.lower()
     if ext not in (".bvh", ".glb"):
@@ -129,8 +124,6 @@ def run(args: argparse.Namespace) -> int:
     _, clips = load_clips(args.scene)
     names = [c.name for c in clips]
     if not clips:
-        from ..errors import FileFormatError
-
         raise FileFormatError(f"{args.scene}: the scene has no clips ([[clips]] tables)")
     if args.clip is None:
         if len(clips) != 1:
@@ -156,8 +149,6 @@ def run(args: argparse.Namespace) -> int:
 
 
 def _unit(unit: str) -> float | str:
-    from ..errors import AnimikError
-
     if unit in ("m", "cm", "mm", "inch", "cmu"):
         return unit
     try:

@@ -31,11 +31,18 @@ from __future__ import annotations
 
 import argparse
 import json
+import math
 import sys
 import time
 from typing import Any
 
+import numpy as np
+
+from .._table import format_table
 from ..errors import FileFormatError, OptionError, ShapeError
+from ..ik import solve_ik
+from ..io._atomic import atomic_write
+from ..rigs import load_rig
 
 EXIT_NOT_CONVERGED = 5
 
@@ -136,8 +143,6 @@ def parse_targets(doc: Any, path: str = "targets") -> tuple[dict, list[str], dic
 
 def parse_pose(doc: Any, skel, path: str = "q0"):
     """A pose ``(n,)`` from a parsed pose document (see module docstring)."""
-    import numpy as np
-
     q = doc.get("q") if isinstance(doc, dict) and "q" in doc else doc
     if isinstance(q, dict):
         out = np.array(skel.rest_q, dtype=float)
@@ -175,12 +180,6 @@ def result_document(rig: str, skel, result) -> dict:
 
 def run(args: argparse.Namespace) -> int:
     """Run ``animik solve``; returns the exit code."""
-    import math
-
-    from .._table import format_table
-    from ..ik import solve_ik
-    from ..io._atomic import atomic_write
-    from ..rigs import load_rig
 
     skel = load_rig(args.rig)
     targets, pinned, weights = parse_targets(_read_json(args.targets, "targets"), args.targets)
