@@ -63,6 +63,7 @@ from .anim.serialize import clip_from_dict, clips_to_toml
 from .errors import AnimikError, FileFormatError, names_hint
 from .ik import SOLVERS
 from .io._atomic import atomic_write
+from .io.toml_fields import FieldReader
 from .io.toml_writer import inline as _inline
 from .io.toml_writer import key as _key
 from .io.toml_writer import num as _num
@@ -266,27 +267,13 @@ def loads_scene(text: str, base_dir: str | os.PathLike | None = None, source: st
     return _Reader(source, base_dir).scene(doc, path)
 
 
-class _Reader:
+class _Reader(FieldReader):
     def __init__(self, source: str, base_dir: str | os.PathLike | None):
         self.source = source
         self.base_dir = Path(base_dir) if base_dir is not None else None
 
     def fail(self, where: str, problem: str) -> FileFormatError:
         return FileFormatError(f"{self.source}: {where}: {problem}")
-
-    def table(self, v: Any, where: str, allowed: set[str]) -> dict:
-        if not isinstance(v, dict):
-            raise self.fail(where, f"must be a table, got {type(v).__name__}")
-        unknown = sorted(set(v) - allowed)
-        if unknown:
-            raise self.fail(where, f"unknown key{'s' if len(unknown) > 1 else ''} "
-                                   f"{', '.join(map(repr, unknown))}; allowed: {sorted(allowed)}")
-        return v
-
-    def number(self, v: Any, where: str) -> float:
-        if isinstance(v, bool) or not isinstance(v, (int, float)) or not math.isfinite(v):
-            raise self.fail(where, f"must be a finite number, got {v!r}")
-        return float(v)
 
     def vector(self, v: Any, where: str, n: int) -> np.ndarray:
         if not isinstance(v, list) or len(v) != n:

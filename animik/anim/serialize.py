@@ -37,13 +37,13 @@ as Python floats: exact).
 
 from __future__ import annotations
 
-import math
 from collections.abc import Mapping
 from typing import Any
 
 import numpy as np
 
 from ..errors import UnknownNameError, names_hint
+from ..io.toml_fields import FieldReader
 from ..io.toml_writer import inline, key
 from ..skeleton import Skeleton
 from .clip import Clip
@@ -110,26 +110,12 @@ def clip_to_dict(clip: Clip) -> dict[str, Any]:
     return d
 
 
-class _Reader:
+class _Reader(FieldReader):
     def __init__(self, where: str):
         self.where = where
 
     def fail(self, key: str, problem: str) -> ClipError:
         return ClipError(f"{self.where}.{key}: {problem}" if key else f"{self.where}: {problem}")
-
-    def table(self, v: Any, key: str, allowed: set[str]) -> Mapping:
-        if not isinstance(v, Mapping):
-            raise self.fail(key, f"must be a table, got {type(v).__name__}")
-        unknown = sorted(set(v) - allowed)
-        if unknown:
-            raise self.fail(key, f"unknown key{'s' if len(unknown) > 1 else ''} "
-                                 f"{', '.join(map(repr, unknown))}; allowed: {sorted(allowed)}")
-        return v
-
-    def number(self, v: Any, key: str) -> float:
-        if isinstance(v, bool) or not isinstance(v, (int, float)) or not math.isfinite(v):
-            raise self.fail(key, f"must be a finite number, got {v!r}")
-        return float(v)
 
     def numbers(self, v: Any, key: str, ndim: int) -> np.ndarray:
         def ok(x, depth):

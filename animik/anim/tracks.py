@@ -203,19 +203,22 @@ def _check_fps(fps: Any, name: str) -> float:
 
 
 def _joint_index(skel: Skeleton, joint: str | int, where: str) -> int:
-    try:
-        return skel.joint_index(joint)
-    except UnknownNameError:
-        raise UnknownNameError(f"{where}: unknown joint {joint!r} in skeleton {skel.name!r}; "
-                               f"joints are {names_hint(skel.joint_names)}") from None
+    return _named_index(skel, "joint", joint, where)
 
 
 def _site_index(skel: Skeleton, site: str | int, where: str) -> int:
+    return _named_index(skel, "site", site, where)
+
+
+def _named_index(skel: Skeleton, kind: str, name: str | int, where: str) -> int:
+    """Index of joint or site ``name``; the error names the clip (``where``) and lists the names."""
+    index, names = ((skel.joint_index, skel.joint_names) if kind == "joint"
+                    else (skel.site_index, skel.site_names))
     try:
-        return skel.site_index(site)
+        return index(name)
     except UnknownNameError:
-        raise UnknownNameError(f"{where}: unknown site {site!r} in skeleton {skel.name!r}; "
-                               f"sites are {names_hint(skel.site_names)}") from None
+        raise UnknownNameError(f"{where}: unknown {kind} {name!r} in skeleton {skel.name!r}; "
+                               f"{kind}s are {names_hint(names)}") from None
 
 
 def ik_dof_mask(skel: Skeleton, names: Iterable[str], where: str = "IK dofs") -> np.ndarray:

@@ -70,14 +70,7 @@ from .._version import __version__
 from ..errors import FileFormatError, SkeletonError
 from ..joints import dofs_from_local, local_transforms, tb_angles
 from ..motion import Motion
-from ..rotations import (
-    continuous_quats,
-    matrix_from_quat,
-    quat_from_matrix,
-    quat_slerp,
-    wxyz_from_xyzw,
-    xyzw_from_wxyz,
-)
+from ..rotations import quaternion as quat
 from ..skeleton import ROTATION, TRANSLATION, Dof, Joint, Skeleton
 from ._atomic import atomic_write
 from .bvh import read_bvh, write_bvh
@@ -147,7 +140,7 @@ def _node_locals(skel: Skeleton, q: np.ndarray) -> tuple[np.ndarray, np.ndarray]
 
 def _xyzw(rot: np.ndarray) -> np.ndarray:
     """Quaternions ``xyzw`` of rotations ``(T, 3, 3)``, sign-continuous along the first axis."""
-    return continuous_quats(xyzw_from_wxyz(quat_from_matrix(rot)))
+    return quat.continuous_quats(quat.xyzw_from_wxyz(quat.quat_from_matrix(rot)))
 
 
 def _world(skel: Skeleton, rot: np.ndarray, pos: np.ndarray) -> np.ndarray:
@@ -462,7 +455,7 @@ def _node_rest(node: dict, src: str, idx: int) -> tuple[np.ndarray, np.ndarray]:
         raise FileFormatError(f"{src}: nodes[{idx}] ({node.get('name', '')!r}): node scale "
                               f"{s.tolist()} is not supported (joints must not scale)")
     q = np.array(node.get("rotation", [0.0, 0.0, 0.0, 1.0]), dtype=float)
-    r = matrix_from_quat(wxyz_from_xyzw(q))
+    r = quat.matrix_from_quat(quat.wxyz_from_xyzw(q))
     return r, np.array(node.get("translation", [0.0, 0.0, 0.0]), dtype=float)
 
 
@@ -496,7 +489,7 @@ def _sample(times: np.ndarray, values: np.ndarray, interp: str, t: np.ndarray, i
             out = ((2 * u3 - 3 * u2 + 1) * vals[seg] + (u3 - 2 * u2 + uu) * h[:, None] * b_out[seg]
                    + (-2 * u3 + 3 * u2) * vals[seg + 1] + (u3 - u2) * h[:, None] * a_in[seg + 1])
         elif is_rot:
-            out = quat_slerp(vals[seg], vals[seg + 1], u)
+            out = quat.quat_slerp(vals[seg], vals[seg + 1], u)
         else:
             out = vals[seg] + u[:, None] * (vals[seg + 1] - vals[seg])
     out = np.where(snap[:, None], vals[k_near], out)
@@ -639,7 +632,7 @@ def _read(gltf: dict, buffers: list[bytes], src: str, animation, fps) -> Motion:
             if out.shape[1] != 4:
                 raise FileFormatError(f"{src}: rotation output of node {ni} must be VEC4")
             qx = _sample(tin, out, interp, t, True, src)
-            rot[:, j] = matrix_from_quat(wxyz_from_xyzw(qx))
+            rot[:, j] = quat.matrix_from_quat(quat.wxyz_from_xyzw(qx))
         else:
             rot[:, j] = r0
         if "translation" in ch:
