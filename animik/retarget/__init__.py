@@ -13,7 +13,7 @@ Quick start::
     result = Retargeter(walk, "fig2").run()          # motion + RetargetReport + JointMapping
     q, state = Retargeter(walk, "fig2").step(0)      # one frame (interactive use)
 
-Modules: :mod:`.mapping` (canonical roles, name normalisation, mapping files),
+Modules: :mod:`.roles` (canonical roles, name normalisation), :mod:`.mapping` (pairs, mapping files),
 :mod:`.align` (rest alignment, scale, desired pose), :mod:`.fit` (rotations → DoFs),
 :mod:`.contacts` (foot contacts), :mod:`.retarget` (the per-frame solver), :mod:`.report`,
 :mod:`.batch` (files, processes, Dask; BVH output through :mod:`animik.io.bvh_compat`). See
@@ -23,17 +23,7 @@ docs/retarget.md.
 from __future__ import annotations
 
 from .contacts import ContactParams
-from .mapping import (
-    CANONICAL_ROLES,
-    JointMapping,
-    JointRoles,
-    MappingSpec,
-    build_mapping,
-    classify_joints,
-    parse_name,
-    read_mapping_file,
-    unmapped_joints,
-)
+from .mapping import JointMapping, MappingSpec, build_mapping, read_mapping_file, unmapped_joints
 from .report import EffectorStats, FootStats, RetargetReport
 from .retarget import (
     RetargetEdits,
@@ -43,6 +33,7 @@ from .retarget import (
     RetargetState,
     retarget,
 )
+from .roles import CANONICAL_ROLES, JointRoles, classify_joints, parse_name
 
 __all__ = [
     "CANONICAL_ROLES", "ContactParams", "EffectorStats", "FootStats", "JointMapping", "JointRoles",

@@ -47,7 +47,8 @@ from ..kinematics import forward_kinematics
 from ..rotations import matrix_to_rotvec, rotvec_to_matrix
 from ..skeleton import ROTATION, TRANSLATION, Skeleton
 from .fit import PoseFitter
-from .mapping import SIDES, JointMapping, JointRoles, character_forward
+from .mapping import JointMapping
+from .roles import SIDES, JointRoles, character_forward
 
 UP = np.array([0.0, 0.0, 1.0])
 PAIR, INTERP, RIGID, REST = 0, 1, 2, 3
