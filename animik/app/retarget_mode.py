@@ -292,7 +292,7 @@ class RetargetSession:
             return None
         if self.input_state is not None:
             return dataclasses.replace(self.input_state, q=cur.q, fik=cur.fik)
-        from ..retarget.contacts import FootState
+        from ..semantics.contacts import FootState
 
         return dataclasses.replace(cur, frame=-1, feet=tuple(FootState() for _ in cur.feet),
                                    crouch=0.0)

@@ -45,10 +45,10 @@ import numpy as np
 from ..errors import OptionError
 from ..kinematics import forward_kinematics
 from ..rotations import matrix_to_rotvec, rotvec_to_matrix
+from ..semantics.roles import SIDES, JointRoles, character_forward
 from ..skeleton import ROTATION, TRANSLATION, Skeleton
 from .fit import PoseFitter
 from .mapping import JointMapping
-from .roles import SIDES, JointRoles, character_forward
 
 UP = np.array([0.0, 0.0, 1.0])
 PAIR, INTERP, RIGID, REST = 0, 1, 2, 3

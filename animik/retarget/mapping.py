@@ -45,8 +45,7 @@ from typing import Any
 import numpy as np
 
 from ..errors import FileFormatError
-from ..skeleton import Skeleton
-from .roles import (
+from ..semantics.roles import (
     EFFECTOR_ROLES,
     JointRoles,
     _ancestors,
@@ -54,6 +53,7 @@ from .roles import (
     classify_joints,
     parse_name,
 )
+from ..skeleton import Skeleton
 
 
 # ----------------------------------------------------------------------------- mapping

@@ -12,7 +12,7 @@ from typing import Any
 
 import numpy as np
 
-from .contacts import contact_phases
+from ..semantics.contacts import contact_phases
 
 #: Quality goals checked by :attr:`RetargetReport.goals`.
 GOALS_CM = {"hand_foot_mean_error": 1.0, "skate_per_contact": 1.0, "penetration": 0.5}

@@ -6,7 +6,7 @@ Per frame (seed A, eqs 9f–9j):
   puts them: the target's own forward kinematics with every joint rotated like its source
   counterpart (:mod:`animik.retarget.align`), the root following the source hips scaled by the
   leg-length ratio, the feet held during contacts and never below the ground
-  (:mod:`animik.retarget.contacts`);
+  (:mod:`animik.semantics.contacts`);
 * **null-space reference** ``bq`` — the same rotations fitted to the target's DoFs
   (:mod:`animik.retarget.fit`): FIK reaches the targets with the effector task and pulls the
   remaining freedom (elbow swivel, spine, fingers, twists) towards the source's joint angles
@@ -40,9 +40,7 @@ from ..ik.tuning import load_tuning
 from ..kinematics import forward_kinematics
 from ..motion import Motion
 from ..rigs import load_rig
-from ..skeleton import TRANSLATION, Site, Skeleton
-from . import align as A
-from .contacts import (
+from ..semantics.contacts import (
     ContactParams,
     FootState,
     OnlineContactDetector,
@@ -51,6 +49,8 @@ from .contacts import (
     hold_foot,
     horizontal_speed,
 )
+from ..skeleton import TRANSLATION, Site, Skeleton
+from . import align as A
 from .mapping import JointMapping, MappingSpec, build_mapping, mapping_spec, read_mapping_file
 from .report import RetargetReport, effector_stats, foot_stats
 
@@ -179,7 +179,7 @@ class RetargetState:
         frame: the frame index solved (-1 for a pose input).
         q: ``(n_dof,)`` the solved pose.
         fik: FIK's filter state (``IKResult.state``).
-        feet: :class:`~animik.retarget.contacts.FootState` per foot effector.
+        feet: :class:`~animik.semantics.contacts.FootState` per foot effector.
         contact: ``(F,)`` bool, contact flags of this frame.
         free_feet: ``(F, 3)`` the feet's free targets (virtual world), for online detection.
         targets: ``(k, 3)`` the effector targets used (solved-for) this frame.

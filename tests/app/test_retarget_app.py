@@ -427,7 +427,7 @@ def test_edits_match_retargeter_with_the_same_edits(app, walk_bvh):
     _, s0 = ref.step(0)
     import dataclasses
 
-    from animik.retarget.contacts import FootState
+    from animik.semantics.contacts import FootState
 
     warm = dataclasses.replace(s0, frame=-1, feet=tuple(FootState() for _ in s0.feet), crouch=0.0)
     q, _ = ref.step(0, state=warm, edits=RetargetEdits(targets={"r_foot": p}))

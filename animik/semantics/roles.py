@@ -1,8 +1,8 @@
 """Canonical semantic roles of a humanoid's joints, by name and then by topology.
 
-Steps 1–3 of :mod:`animik.retarget.mapping` (name normalisation :func:`parse_name` with the alias
-table :data:`ALIASES`, context rules, topology :func:`topology_roles`); the mapping between two
-skeletons built on these roles lives in :mod:`animik.retarget.mapping`.
+Steps 1–3 described in :mod:`animik.retarget.mapping` (name normalisation :func:`parse_name`
+with the alias table :data:`ALIASES`, context rules, topology :func:`topology_roles`); the
+mapping between two skeletons built on these roles lives there.
 """
 
 from __future__ import annotations
