@@ -144,6 +144,19 @@ def test_registered_reader_is_used_everywhere(tmp_path):
         assert animik.load_rig(p).name == "fig2"
         assert calls == [(b"xyz", "robot")]
         assert ".fakerig" in rigs.rig_suffixes()
+        # the same reader serves scenes (paths relative to the scene), the CLI and batch targets
+        from animik.cli import _load_any
+        from animik.retarget.batch import TargetSpec
+        from animik.scene import loads_scene
+
+        scene = loads_scene('format = "animik-scene"\n[scene]\nrig = "robot.fakerig"\n',
+                            base_dir=tmp_path)
+        assert scene.skeleton.name == "fig2"
+        assert _load_any(str(p)).name == "fig2"
+        spec = TargetSpec.from_arg(p)
+        assert (spec.kind, spec.data) == ("fakerig", b"xyz")
+        assert spec.skeleton().name == "fig2"  # rebuilt from the bytes, no temporary file
+        assert len(calls) == 5
     finally:
         rigs._READERS.pop(".fakerig")
 
