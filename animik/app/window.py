@@ -30,7 +30,7 @@ def run_window(target: str | None = None, save_path: str | Path | None = None,
         state = actions.make_state(target, save_path=save_path, size=tuple(size))
     except actions.USER_ERRORS as e:
         print(f"animik: error: cannot open {target if target is not None else 'the default scene'}:"
-              f" {actions._describe(e)}", file=sys.stderr)
+              f" {actions.describe(e)}", file=sys.stderr)
         return EXIT_DATA
 
     import pyglet

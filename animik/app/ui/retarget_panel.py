@@ -1,13 +1,13 @@
 """The Retarget panel (Tools › Retarget…): source and target, transport, edits, bake / export,
 live quality numbers and the joint mapping. State changes go through
-:mod:`animik.app.retarget_mode`."""
+:mod:`animik.app.modes.retarget`. Listed in :mod:`animik.app.ui.mode_panels`."""
 
 from __future__ import annotations
 
 import numpy as np
 from imgui_bundle import imgui
 
-from .. import retarget_mode as rm
+from ..modes import retarget as rm
 from ..state import AppState
 
 DIM = (0.65, 0.67, 0.70, 1.0)
@@ -23,23 +23,19 @@ def _rect(ui: rm.RetargetUI, name: str) -> None:
     ui.rects[name] = (a.x, a.y, b.x, b.y)
 
 
-def draw_retarget_menu(state: AppState) -> None:
-    """The Tools menu (between Animation and View)."""
+def draw_retarget_tools(state: AppState) -> None:
+    """Retarget's entries of the Tools menu (drawn inside the open menu)."""
     ui = rm.ui_of(state)
-    opened = imgui.begin_menu("Tools")
-    _rect(ui, "tools")
-    if opened:
-        clicked = imgui.menu_item_simple("Retarget...", "", ui.show)
-        _rect(ui, "menu_retarget")
-        if clicked:
-            if ui.show:
-                ui.show = False
-            else:
-                rm.open_panel(state)
-        link = rm.current(state)
-        if imgui.menu_item_simple("Leave retarget mode", "", False, link is not None):
-            rm.leave(state)
-        imgui.end_menu()
+    clicked = imgui.menu_item_simple("Retarget...", "", ui.show)
+    _rect(ui, "menu_retarget")
+    if clicked:
+        if ui.show:
+            ui.show = False
+        else:
+            rm.open_panel(state)
+    link = rm.current(state)
+    if imgui.menu_item_simple("Leave retarget mode", "", False, link is not None):
+        rm.leave(state)
 
 
 def draw_retarget_panel(state: AppState) -> None:
