@@ -21,6 +21,7 @@ from .controller import ViewportController
 from .geometry import view_geometry
 from .imgui_input import ImguiInput
 from .render.imgui_renderer import ImguiRenderer
+from .render.png import read_framebuffer, write_png
 from .render.scene_renderer import SceneRenderer
 from .state import AppState
 from .ui.chrome import (
@@ -320,13 +321,9 @@ class Offscreen:
 
     def pixels(self):
         """``(H, W, 3)`` uint8 of the last frame, first row at the top."""
-        from .render.png import read_framebuffer
-
         return read_framebuffer(self.gui.canvas())
 
     def screenshot(self, path) -> None:
-        from .render.png import write_png
-
         write_png(path, self.pixels())
 
     def release(self) -> None:

@@ -18,6 +18,7 @@ from typing import Any
 import numpy as np
 
 from ..ik import SOLVERS, build_problem, solve_problem
+from ..kinematics import FKResult
 from .edits import USER_ERRORS, describe
 from .state import AppState, Effector, SolverSettings
 
@@ -127,6 +128,12 @@ def step_ik(state: AppState) -> None:
     cache.solved_version = state.version
     if not np.array_equal(result.q, doc.q):
         state.doc = doc.with_pose(result.q)
+        # A solver that returns the forward kinematics it evaluated at result.q (IKResult.fk,
+        # FIK's trusted path) saves the frame its one FK pass: the view, picking and the next
+        # frame's constraint check read this snapshot.
+        fk = getattr(result, "fk", None)
+        if isinstance(fk, FKResult):
+            state.adopt_kinematics(state.doc.q, fk)
     if state.drag is None:
         state.history.amend(state.doc)
     state.stats.record(1e3 * result.max_error, result.iterations, ik_ms)

@@ -14,6 +14,7 @@ from typing import Any
 
 from . import actions
 from . import keys as K
+from .render.png import read_framebuffer, write_png
 
 EXIT_DATA, EXIT_OS = 3, 4
 
@@ -75,8 +76,6 @@ def run_window(target: str | None = None, save_path: str | Path | None = None,
         if state.quit_requested:
             pyglet.app.exit()  # closing the window inside on_draw upsets pyglet's loop
         elif shot is not None and frames[0] == screenshot_frames:
-            from .render.png import read_framebuffer, write_png
-
             write_png(shot, read_framebuffer(gui.canvas()))
             pyglet.app.exit()
 
