@@ -237,6 +237,7 @@ def view_geometry(state: AppState) -> ViewGeometry:
     if cache is not None and _same_key(cache.key, key):
         return cache.geometry
     geom = build_view(state)
+    state.stats.view_builds += 1
     state.view_cache = ViewCache(key, geom)
     return geom
 

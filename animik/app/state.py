@@ -90,6 +90,8 @@ class Stats:
         self.last_iterations = 0
         self.last_ik_ms = 0.0
         self.fps = 0.0
+        self.fk_passes = 0  # forward kinematics the app ran itself (not the solver's)
+        self.view_builds = 0  # view geometries built (render and picking share them)
         self._t_fps = time.perf_counter()
         self._n_fps = 0
 
@@ -248,6 +250,7 @@ class AppState:
             k = PoseKinematics(doc.skeleton, doc.q, k.fk)  # the same pose in a new array
         else:
             k = PoseKinematics(doc.skeleton, doc.q, forward_kinematics(doc.skeleton, doc.q))
+            self.stats.fk_passes += 1
         self._kin = k
         return k
 
