@@ -147,7 +147,7 @@ def build_view(state: AppState) -> ViewGeometry:
             hcol[i] = HANDLE_FREE
     sel_i = skel.site_index(state.selected_site) if state.selected_site in skel.site_names else -1
     hov_i = skel.site_index(state.hover_site) if state.hover_site in skel.site_names else -1
-    px = np.array([cam.pixel_size_at(p) for p in hpos]) if S else np.zeros(0)
+    px = cam.pixel_sizes(hpos)
     active = np.array([e.active for e in effs], bool) if S else np.zeros(0, bool)
     # free handles are smaller (the fingertips would hide the hand), constrained ones full size
     hrad = state.handle_px * px * np.where(active, 1.0, FREE_SCALE)

@@ -71,12 +71,22 @@ def sphere_instances(centres: np.ndarray, radius, color) -> np.ndarray:
     return out
 
 
+def _cross(a: np.ndarray, b: np.ndarray) -> np.ndarray:
+    """Row-wise cross product of ``(N, 3)`` arrays (np.cross costs ~10x more on small arrays,
+    and the view is rebuilt every frame)."""
+    out = np.empty_like(a)
+    out[:, 0] = a[:, 1] * b[:, 2] - a[:, 2] * b[:, 1]
+    out[:, 1] = a[:, 2] * b[:, 0] - a[:, 0] * b[:, 2]
+    out[:, 2] = a[:, 0] * b[:, 1] - a[:, 1] * b[:, 0]
+    return out
+
+
 def _perp_basis(d: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """Two unit vectors ``(N, 3)`` orthogonal to each unit ``d`` and to each other."""
     helper = np.where(np.abs(d[:, 2:3]) < 0.9, [[0.0, 0.0, 1.0]], [[1.0, 0.0, 0.0]])
-    u = np.cross(d, helper)
+    u = _cross(d, helper)
     u /= np.linalg.norm(u, axis=1, keepdims=True)
-    v = np.cross(d, u)
+    v = _cross(d, u)
     return u, v
 
 

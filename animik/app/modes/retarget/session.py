@@ -49,7 +49,7 @@ class RetargetUI(ModeUI):
         export_path: where "Export retargeted BVH" writes ("" : next to the source).
         focus: bring the panel to the front on the next frame.
         rects: ``{name: (x0, y0, x1, y1)}`` window pixels of the panel's main widgets as last
-            drawn (``"tools"``, ``"menu_retarget"``, ``"retarget"``, ``"play"``, ``"bake"``):
+            drawn (``"menu_retarget"``, ``"retarget"``, ``"play"``, ``"bake"``):
             tests click them.
     """
 
