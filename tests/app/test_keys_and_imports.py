@@ -37,7 +37,7 @@ def test_key_constants_equal_pyglets():
 def test_app_state_modules_load_no_gl():
     """The app's state, actions, picking and controller are GL-free (testable anywhere)."""
     code = (
-        "import sys, animik, animik.app, animik.app.state, animik.app.actions,\\\n"
+        "import sys, animik, animik.app, animik.app.state, animik.app.actions, animik.app.modes,\\\n"
         "    animik.app.controller, animik.app.picking, animik.app.geometry, animik.scene\n"
         "print(','.join(m for m in ('pyglet', 'moderngl', 'imgui_bundle') if m in sys.modules))\n"
     )
