@@ -163,7 +163,10 @@ def contact_model(skel: Skeleton) -> ContactModel:
         size = _vec(spec["size"], f"{where}.size", 2)
         if not (size > 0).all():
             raise ContactGeometryError(f"{where}.size must be positive, got {list(size)}")
-        add(str(name), joint_of(spec, where), _rect(_vec(spec["center"], f"{where}.center"), size))
+        j = joint_of(spec, where)
+        for i, (jj, pts) in enumerate(_split_at_toe(skel, j, _rect(
+                _vec(spec["center"], f"{where}.center"), size))):
+            add(str(name), jj, pts, new=i == 0)
         sources.append("soles")
     for name, spec in dict(meta.get("contact_points", {}) or {}).items():
         where = f"rig {skel.name!r} meta.contact_points.{name}"
@@ -192,6 +195,32 @@ def contact_model(skel: Skeleton) -> ContactModel:
                          np.array(joint, dtype=np.int64), np.array(local, dtype=float), source)
     skel.__dict__["_contact_model"] = model
     return model
+
+
+def _split_at_toe(skel: Skeleton, j: int, rect: np.ndarray) -> list[tuple[int, np.ndarray]]:
+    """Let a sole rectangle bend with the toes: when the sole's joint has one child joint (the
+    toe) lying over the rectangle (its rest position, in the joint frame, inside the sole's
+    length), the corners in front of it ride on the toe joint and two corners are added at
+    the ball of the foot (the toe joint's x) on the foot joint. Else the rectangle is rigid."""
+    kids = skel.children[j]
+    if len(kids) != 1:
+        return [(j, rect)]
+    t = kids[0]
+    if skel.joint_dof_start[t + 1] == skel.joint_dof_start[t]:
+        return [(j, rect)]
+    fk = forward_kinematics(skel, skel.rest_q)
+    Rj, pj = fk.joint_rotations[j], fk.joint_positions[j]
+    Rt, pt = fk.joint_rotations[t], fk.joint_positions[t]
+    tx = float(((pt - pj) @ Rj)[0])
+    x0, x1 = rect[:, 0].min(), rect[:, 0].max()
+    if not x0 + 0.25 * (x1 - x0) < tx < x1:
+        return [(j, rect)]
+    front = rect[rect[:, 0] > tx]
+    ball = front.copy()
+    ball[:, 0] = tx
+    back = np.vstack([rect[rect[:, 0] <= tx], ball])
+    front_t = (pj + front @ Rj.T - pt) @ Rt  # into the toe joint's frame at rest
+    return [(j, back), (t, front_t)]
 
 
 def derive_soles(skel: Skeleton, width_ratio: float = 0.38,
