@@ -341,3 +341,91 @@ def momentum_batch(q, qd, parents, offsets, rest_rots, dof_start, dof_type, dof_
         o[9] = H[0] - (cm[1] * H[5] - cm[2] * H[4])
         o[10] = H[1] - (cm[2] * H[3] - cm[0] * H[5])
         o[11] = H[2] - (cm[0] * H[4] - cm[1] * H[3])
+
+
+@nb.njit(**_JIT)
+def filter_terms(q, qd, g, parents, offsets, rest_rots, dof_start, dof_type, dof_axis,
+                 dof_joint, masses, coms, inertias, Rw, pw, S, V, A0, IC, Aw, bias):
+    """Everything seed D's method A needs at one state, in one pass.
+
+    Outputs (besides FK ``Rw pw`` and the DoF axes ``S``): body velocities ``V (J,6)``, body
+    bias accelerations ``A0 (J,6)`` (those of ``qdd = 0`` without gravity, for the ``Jdot qd``
+    terms of pins), the **wrench matrix** ``Aw (6,n)`` and ``bias (6,)`` such that the root
+    wrench of any ``qdd`` is ``Aw qdd + bias`` (gravity included): column k of ``Aw`` is
+    ``IC_j S_k``, the composite inertia below DoF k times its axis -- the base rows of the
+    equations of motion (seed D's ``M_b``) expressed as a world wrench. Work: ``IC (J,6,6)``.
+    """
+    _pose_axes(q, parents, offsets, rest_rots, dof_start, dof_type, dof_axis, Rw, pw, S)
+    J = parents.shape[0]
+    n = q.shape[0]
+    c = np.empty(3)
+    Ic = np.empty((3, 3))
+    h = np.empty(6)
+    v = np.empty(6)
+    a = np.empty(6)
+    ag = np.empty(6)
+    f = np.empty(6)
+    for i in range(6):
+        bias[i] = 0.0
+    for j in range(J):
+        p = parents[j]
+        for i in range(6):
+            v[i] = 0.0 if p < 0 else V[p, i]
+            a[i] = 0.0 if p < 0 else A0[p, i]
+        for k in range(dof_start[j], dof_start[j + 1]):
+            s = S[k]
+            qk = qd[k]
+            w0, w1, w2 = v[0], v[1], v[2]
+            a[0] += (w1 * s[2] - w2 * s[1]) * qk
+            a[1] += (w2 * s[0] - w0 * s[2]) * qk
+            a[2] += (w0 * s[1] - w1 * s[0]) * qk
+            a[3] += (w1 * s[5] - w2 * s[4] + v[4] * s[2] - v[5] * s[1]) * qk
+            a[4] += (w2 * s[3] - w0 * s[5] + v[5] * s[0] - v[3] * s[2]) * qk
+            a[5] += (w0 * s[4] - w1 * s[3] + v[3] * s[1] - v[4] * s[0]) * qk
+            for i in range(6):
+                v[i] += s[i] * qk
+        for i in range(6):
+            V[j, i] = v[i]
+            A0[j, i] = a[i]
+            ag[i] = a[i]
+        ag[3] -= g[0]
+        ag[4] -= g[1]
+        ag[5] -= g[2]
+        m = masses[j]
+        _body_inertia(j, Rw, pw, masses, coms, inertias, c, Ic)
+        _inertia_times(m, c, Ic, ag, f)
+        _inertia_times(m, c, Ic, v, h)
+        w0, w1, w2 = v[0], v[1], v[2]
+        bias[0] += f[0] + w1 * h[2] - w2 * h[1] + v[4] * h[5] - v[5] * h[4]
+        bias[1] += f[1] + w2 * h[0] - w0 * h[2] + v[5] * h[3] - v[3] * h[5]
+        bias[2] += f[2] + w0 * h[1] - w1 * h[0] + v[3] * h[4] - v[4] * h[3]
+        bias[3] += f[3] + w1 * h[5] - w2 * h[4]
+        bias[4] += f[4] + w2 * h[3] - w0 * h[5]
+        bias[5] += f[5] + w0 * h[4] - w1 * h[3]
+        cc = c[0] * c[0] + c[1] * c[1] + c[2] * c[2]
+        for r in range(3):
+            for b in range(3):
+                IC[j, r, b] = Ic[r, b] + m * ((cc if r == b else 0.0) - c[r] * c[b])
+                IC[j, r, b + 3] = 0.0
+                IC[j, r + 3, b] = 0.0
+                IC[j, r + 3, b + 3] = m if r == b else 0.0
+        IC[j, 0, 4] = -m * c[2]
+        IC[j, 0, 5] = m * c[1]
+        IC[j, 1, 3] = m * c[2]
+        IC[j, 1, 5] = -m * c[0]
+        IC[j, 2, 3] = -m * c[1]
+        IC[j, 2, 4] = m * c[0]
+        for r in range(3):
+            for b in range(3):
+                IC[j, b + 3, r] = IC[j, r, b + 3]
+    for j in range(J - 1, 0, -1):
+        p = parents[j]
+        for r in range(6):
+            for b in range(6):
+                IC[p, r, b] += IC[j, r, b]
+    for k in range(n):
+        j = dof_joint[k]
+        s = S[k]
+        for r in range(6):
+            Aw[r, k] = IC[j, r, 0] * s[0] + IC[j, r, 1] * s[1] + IC[j, r, 2] * s[2] \
+                + IC[j, r, 3] * s[3] + IC[j, r, 4] * s[4] + IC[j, r, 5] * s[5]

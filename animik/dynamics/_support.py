@@ -15,6 +15,9 @@ def hull(pts, out):
     k = pts.shape[0]
     if k == 0:
         return 0
+    for i in range(k):
+        if not (np.isfinite(pts[i, 0]) and np.isfinite(pts[i, 1])):
+            return 0
     order = np.argsort(pts[:, 0] + 1e-9 * pts[:, 1])
     # stable lexicographic order: sort by x then y
     for i in range(1, k):
@@ -50,6 +53,8 @@ def hull(pts, out):
     m -= 1  # the last point repeats the first
     if m < 1:
         m = 1
+    if m > k:
+        m = k
     # Degenerate: all points (nearly) equal -> one vertex.
     if m == 2 and abs(h[0, 0] - h[1, 0]) + abs(h[0, 1] - h[1, 1]) < 1e-12:
         m = 1
