@@ -21,8 +21,8 @@
     weight matrix);
 (f) semi-implicit Euler: ``qd += dt qdd``, ``q += dt qd``.
 
-**Method B** (operational-space inverse inertia) replaces the check/correct step by contact
-springs and dampers: see :func:`step_b` and docs/dynamics.md.
+**Method B** (operational-space inverse inertia, contact springs and dampers) is not
+implemented yet (docs/dynamics.md).
 """
 
 from __future__ import annotations
@@ -34,14 +34,19 @@ from typing import Any
 import numpy as np
 import scipy.linalg as sla
 
+from ..errors import AnimikError
 from ..motion import Motion
 from ..skeleton import Skeleton
 from . import _kernels as K
 from . import _support
 from .clip import DEFAULT_WINDOW, ClipFeasibility, check_clip, clip_states, detect_clip_contacts
 from .contacts import contact_model
-from .inverse import GRAVITY, model_args
+from .inverse import GRAVITY, model_args, momentum, rnea
 from .zmp import FeasibilityError, check_mu
+
+
+class FilterDivergedError(AnimikError, ArithmeticError):
+    """The filtered motion left the reference so far that the step became meaningless."""
 
 
 @dataclass(frozen=True)
@@ -55,9 +60,11 @@ class FilterOptions:
         track_hz: natural frequency of the joint-tracking PD (critically damped), Hz.
         pin_hz: natural frequency of the pins (contact feet, dragged links), Hz.
         w_joint: weight of the joint references. w_pin: weight of the pins.
+        w_root: relative weight of the root's references: the root follows from the pinned
+            feet and the joint angles; tracking it hard fights the pins.
         window: Savitzky-Golay window of the input's derivatives (s).
-        k_spring, k_damper: method B contact spring (N/m) and damper (N s/m) per point.
         substeps: integration substeps per frame.
+        torsion_radius: the free vertical moment is limited to ``mu f_z torsion_radius`` (m).
         max_accel: joint reference accelerations are clipped to this (rad/s^2 or m/s^2):
             retargeted clips can start with an IK transient of thousands of rad/s^2.
     """
@@ -71,17 +78,26 @@ class FilterOptions:
     w_joint: float = 1.0
     w_pin: float = 100.0
     window: float = DEFAULT_WINDOW
-    k_spring: float = 6.0e4
-    k_damper: float = 1.5e3
     substeps: int = 1
     max_accel: float = 200.0
+    w_root: float = 0.01
+    pin_rotation: bool = True
+    torsion_radius: float = 0.05
+    metric: str = "joint"
+    flight_height: float = 0.1
+    w_com: float = 100.0
+    feedforward: float = 1.0
+    dcm_gain: float = 1.0
+    max_deviation: float = 1.0
+    com_hz: float = 2.0
 
     def checked(self) -> FilterOptions:
-        if self.method not in ("A", "B"):
-            raise FeasibilityError(f"method must be 'A' or 'B', got {self.method!r}")
+        if self.method != "A":
+            raise FeasibilityError(f"method must be 'A' (seed D method B is not implemented "
+                                   f"yet), got {self.method!r}")
         check_mu(self.mu)
-        for name in ("friction_safety", "track_hz", "pin_hz", "w_joint", "w_pin", "window",
-                     "k_spring", "k_damper", "max_accel"):
+        for name in ("friction_safety", "track_hz", "pin_hz", "w_joint", "w_pin", "window", "com_hz",
+                     "max_accel", "torsion_radius"):
             v = getattr(self, name)
             if not (np.isfinite(v) and v > 0):
                 raise FeasibilityError(f"{name} must be a positive number, got {v!r}")
@@ -169,6 +185,9 @@ class DynamicsFilter:
         # Diagonal regularisation of the mass-matrix metric: 1e-3 of the mean diagonal of M
         # at the rest pose (kg m^2 scale).
         self.reg = 1e-3 * float(np.mean(np.diag(self.mass_matrix(skel.rest_q))))
+        root = int(np.flatnonzero(skel.parents < 0)[0])
+        self.track_scale = np.ones(n)
+        self.track_scale[list(skel.joint_dofs(root))] = np.sqrt(self.opt.w_root)
 
     # ------------------------------------------------------------------ pieces
     def terms(self, q: np.ndarray, qd: np.ndarray) -> None:
@@ -245,41 +264,110 @@ class DynamicsFilter:
         if nt > lim:
             changed = True
             ft *= lim / nt
+        # The vertical (free) moment about the new centre of pressure, limited by torsional
+        # friction: |n_z| <= mu_s f_z r_t with r_t = torsion_radius (a patch's effective radius).
+        nz = (n - np.cross(q2, f))[2]
+        nz_lim = o.friction_safety * o.mu * fz * o.torsion_radius
+        if abs(nz) > nz_lim:
+            changed = True
+            nz = float(np.clip(nz, -nz_lim, nz_lim))
         if not changed:
             return W, False, p
         f2 = np.array([ft[0], ft[1], fz])
-        nz = (n - np.cross(p, f))[2]  # free moment about the ZMP
         n2 = np.cross(q2, f2) + np.array([0.0, 0.0, nz])
         return np.concatenate([n2, f2]), True, q2
 
     # ------------------------------------------------------------------ one step
+    def com_rows(self, com_ref: tuple[np.ndarray, np.ndarray, np.ndarray] | None
+                 ) -> tuple[np.ndarray, np.ndarray] | None:
+        """Centre-of-mass acceleration task (after :meth:`terms`): rows ``A_w[3:] / m`` and
+        the right-hand side ``cdd_ref - g - b[3:] / m`` with ``cdd_ref`` the reference COM
+        acceleration plus a PD on the reference COM position / velocity ``com_ref = (c, cd,
+        cdd)``. This is the balance part of the kinematic references: it keeps the body's
+        COM on the input's COM path, so that a corrected wrench does not let the body topple
+        (method A alone has no look-ahead)."""
+        if com_ref is None:
+            return None
+        m = self.skel.total_mass
+        c = self.com_now
+        cd = self.com_vel_now
+        wn = 2.0 * np.pi * self.opt.com_hz
+        cdd = com_ref[2] + wn * wn * (com_ref[0] - c) + 2.0 * wn * (com_ref[1] - cd)
+        poly = self._poly
+        hz = c[2] - self.floor
+        if len(poly) and hz > 0.05:
+            # Horizontal: divergent-component-of-motion (capture point) control. With
+            # w = sqrt(g / h), xi = c + cd / w obeys xi' = w (xi - p); choosing the ZMP
+            # p = xi + k (xi - xi_d) with xi_d the reference's capture point moved into the
+            # support polygon, and p clamped into it, keeps xi (hence the COM) recoverable.
+            w = np.sqrt(max(-self.g[2], 1e-9) / hz)
+            xi = c[:2] + cd[:2] / w
+            xi_ref = com_ref[0][:2] + com_ref[1][:2] / w
+            xi_d = self._inside(poly, xi_ref)
+            p = self._inside(poly, xi + self.opt.dcm_gain * (xi - xi_d))
+            cdd = cdd.copy()
+            cdd[:2] = w * w * (c[:2] - p)
+        return self.Aw[3:] / m, cdd - self.g - self.bias[3:] / m
+
+    def _inside(self, poly: np.ndarray, x: np.ndarray) -> np.ndarray:
+        """``x`` moved into the support polygon shrunk by the filter's margin (toward its centre)."""
+        near = np.empty(2)
+        d = _support.signed_distance(poly, len(poly), x[0], x[1], near)
+        cen = poly.mean(axis=0)
+        dc = _support.signed_distance(poly, len(poly), cen[0], cen[1], np.empty(2))
+        margin = min(2.0 * self.opt.margin, 0.5 * max(dc, 0.0))
+        if d >= margin:
+            return x
+        base = near if d < 0 else x
+        to_c = cen - base
+        dist = float(np.hypot(*to_c))
+        step = min(margin - (d if d > 0 else 0.0), dist)
+        return base + (to_c / dist * step if dist > 0 else 0.0)
+
     def accelerations(self, q: np.ndarray, qd: np.ndarray, qdd_ref: np.ndarray,
-                      pins: list[Pin], active: np.ndarray, dt: float) -> tuple[np.ndarray, StepInfo]:
+                      pins: list[Pin], active: np.ndarray, dt: float,
+                      com_ref: tuple[np.ndarray, np.ndarray, np.ndarray] | None = None
+                      ) -> tuple[np.ndarray, StepInfo]:
         """Method A steps (a)-(e) at ``(q, qd)``: the corrected accelerations and what happened."""
         o = self.opt
         n = self.skel.n_dof
         # Joint references weighted by the mass matrix (Gauss's least constraint): a wrench
         # correction then moves the body as the floor force would, mostly through the root,
         # instead of whipping light segments. A small diagonal keeps massless DoFs defined.
-        M = self.mass_matrix(q)
+        M = self.mass_matrix(q) if o.metric == "mass" else None
         self.terms(q, qd)
         # Joint-limit references: the next pose must stay within the limits.
         if self.finite.any():
             lo = (self.lower - q - dt * qd) / (dt * dt)
             hi = (self.upper - q - dt * qd) / (dt * dt)
             qdd_ref = np.clip(qdd_ref, np.minimum(lo, hi), np.maximum(hi, lo))
-        H = o.w_joint * M
-        H[np.diag_indices(n)] += o.w_joint * self.reg
+        if o.metric == "mass":
+            D = self.track_scale
+            H = o.w_joint * (D[:, None] * M * D[None, :])
+            H[np.diag_indices(n)] += o.w_joint * self.reg
+        elif o.metric == "diag":
+            H = np.diag(o.w_joint * self.track_scale ** 2 * (np.diag(self.mass_matrix(q)) + self.reg))
+        else:
+            H = np.diag(o.w_joint * self.track_scale ** 2)
         g = H @ qdd_ref
         for pin in pins:
             Jp, r, _ = self.pin_rows(pin)
             w = o.w_pin * pin.weight
             H += w * (Jp.T @ Jp)
             g += w * (Jp.T @ r)
+        self._poly = self.polygon(active)
+        if com_ref is not None:
+            mom = momentum_of(self, q, qd)
+            self.com_now, self.com_vel_now = mom
+            Jc, rc = self.com_rows(com_ref)
+            H += o.w_com * (Jc.T @ Jc)
+            g += o.w_com * (Jc.T @ rc)
+        if not np.isfinite(g).all():
+            raise FilterDivergedError("non-finite accelerations in the filter step")
         cf = sla.cho_factor(H, lower=True, check_finite=False)
         qdd = sla.cho_solve(cf, g, check_finite=False)
         W = self.Aw @ qdd + self.bias
-        poly = self.polygon(active)
+        poly = self._poly
         W2, changed, z = self.nearest_valid(W, poly)
         if changed:
             X = sla.cho_solve(cf, self.Aw.T, check_finite=False)  # H^-1 A_w^T  (n, 6)
@@ -309,6 +397,32 @@ class FilterResult:
     check_exact: np.ndarray
     corrected: np.ndarray
     report: dict
+
+
+def momentum_of(filt: DynamicsFilter, q: np.ndarray, qd: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """COM and COM velocity (after ``filt.terms``): from the momentum of the wrench matrix
+    pass -- ``A_w qd`` is the spatial momentum's time derivative basis, so use the kernel."""
+    out = np.empty((1, 12))
+    K.momentum_batch(q[None], qd[None], *filt._args, out)
+    return out[0, 0:3].copy(), out[0, 3:6].copy()
+
+
+def _support_gaps(skel: Skeleton, q: np.ndarray, flags: np.ndarray, floor: float,
+                  height: float) -> np.ndarray:
+    """Close detection gaps: a frame without any contact whose lowest area is within
+    ``height`` of the floor is given that area as support (mocap feet rolling heel to toe are
+    fast and low; the filter would otherwise make the body fall ballistically through a gap).
+    Real flight (both feet higher) is kept."""
+    cm = contact_model(skel)
+    pts = cm.points(skel, q)
+    low = np.stack([pts[:, cm.point_area == a, 2].min(axis=1) for a in range(cm.n_areas)], 1)
+    out = flags.copy()
+    none = ~out.any(axis=1)
+    best = np.argmin(low, axis=1)
+    near = low[np.arange(len(low)), best] - floor < height
+    idx = np.flatnonzero(none & near)
+    out[idx, best[idx]] = True
+    return out
 
 
 def _area_skate(skel: Skeleton, q: np.ndarray, flags: np.ndarray) -> np.ndarray:
@@ -349,11 +463,14 @@ def filter_clip(motion: Motion, options: FilterOptions = FilterOptions(),
     ref = clip_states(skel, motion.q, motion.fps, window=opt.window)
     if in_contact is None:
         flags, floor = detect_clip_contacts(skel, ref.q, motion.fps, floor)
+        flags = _support_gaps(skel, ref.q, flags, floor, opt.flight_height)
     else:
         flags = contact_model(skel).in_contact_mask(in_contact, (ref.q.shape[0],))
         floor = 0.0 if floor is None else float(floor)
     filt = DynamicsFilter(skel, opt, floor)
     T, n = ref.q.shape
+    mref = momentum(skel, ref.q, ref.qd)
+    cdd_ref = rnea(skel, ref.q, ref.qd, ref.qdd).wrench[:, 3:] / skel.total_mass + filt.g
     dt = 1.0 / motion.fps / opt.substeps
     wn = 2.0 * np.pi * opt.track_hz
     kp, kd = wn * wn, 2.0 * wn
@@ -371,18 +488,23 @@ def filter_clip(motion: Motion, options: FilterOptions = FilterOptions(),
         for a in range(len(active)):
             if active[a] and a not in pins:
                 j = int(filt.area_joint[a])
-                pins[a] = Pin(j, filt.pw[j].copy(), filt.Rw[j].copy())
+                pins[a] = Pin(j, filt.pw[j].copy(), filt.Rw[j].copy() if opt.pin_rotation else None)
             elif not active[a] and a in pins:
                 del pins[a]
         out[t] = q
         qd_out[t] = v
         for s in range(opt.substeps):
-            qdd_ref = ref.qdd[t] + kp * (ref.q[t] - q) + kd * (ref.qd[t] - v)
+            qdd_ref = opt.feedforward * ref.qdd[t] + kp * (ref.q[t] - q) + kd * (ref.qd[t] - v)
             np.clip(qdd_ref, -opt.max_accel, opt.max_accel, out=qdd_ref)
-            if opt.method == "A":
-                qdd, info = filt.accelerations(q, v, qdd_ref, list(pins.values()), active, dt)
-            else:
-                qdd, info = step_b(filt, q, v, qdd_ref, list(pins.values()), active, dt)
+            cref = ((mref.com[t], mref.com_velocity[t], opt.feedforward * cdd_ref[t])
+                    if opt.w_com > 0 else None)
+            qdd, info = filt.accelerations(q, v, qdd_ref, list(pins.values()), active, dt, cref)
+            if not (np.isfinite(qdd).all() and np.abs(q - ref.q[t]).max() < opt.max_deviation):
+                raise FilterDivergedError(
+                    f"method A diverged at frame {t} of {T}: the corrected motion is "
+                    f"{np.abs(q - ref.q[t]).max():.3g} (rad or m) away from the input "
+                    f"(limit max_deviation = {opt.max_deviation}); the input is too far from "
+                    f"feasible for this filter (see docs/dynamics.md)")
             corrected[t] |= info.corrected
             if s == 0:
                 qdd_out[t] = qdd
@@ -443,9 +565,3 @@ def _report(inp: Motion, out: Motion, ref_q: np.ndarray, flags: np.ndarray,
     }
 
 
-def step_b(filt: DynamicsFilter, q: np.ndarray, qd: np.ndarray, qdd_ref: np.ndarray,
-           pins: list[Pin], active: np.ndarray, dt: float) -> tuple[np.ndarray, StepInfo]:
-    """Seed D method B, placeholder-free definition lives in :mod:`animik.dynamics.method_b`."""
-    from .method_b import step
-
-    return step(filt, q, qd, qdd_ref, pins, active, dt)

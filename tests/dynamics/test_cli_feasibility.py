@@ -5,13 +5,12 @@ from __future__ import annotations
 import json
 
 import numpy as np
-import pytest
 from conftest import SHARED_BVH, needs_shared
 
 import animik
 from animik.cli import main
-from animik.retarget.bvhout import write_motion_bvh
 from animik.motion import Motion
+from animik.retarget.bvhout import write_motion_bvh
 
 
 def _standing(tmp_path, frames=40, lean=0.0):
