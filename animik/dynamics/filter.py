@@ -76,18 +76,19 @@ class FilterOptions:
     track_hz: float = 4.0
     pin_hz: float = 6.0
     w_joint: float = 1.0
-    w_pin: float = 100.0
+    w_pin: float = 0.0
     window: float = DEFAULT_WINDOW
     substeps: int = 1
     max_accel: float = 200.0
     w_root: float = 0.01
     pin_rotation: bool = True
-    torsion_radius: float = 0.05
+    torsion_radius: float = float("inf")
     metric: str = "joint"
     flight_height: float = 0.1
-    w_com: float = 100.0
+    w_com: float = 0.0
     feedforward: float = 1.0
     dcm_gain: float = 1.0
+    dcm: bool = False
     max_deviation: float = 1.0
     com_hz: float = 2.0
 
@@ -96,11 +97,15 @@ class FilterOptions:
             raise FeasibilityError(f"method must be 'A' (seed D method B is not implemented "
                                    f"yet), got {self.method!r}")
         check_mu(self.mu)
-        for name in ("friction_safety", "track_hz", "pin_hz", "w_joint", "w_pin", "window", "com_hz",
-                     "max_accel", "torsion_radius"):
+        for name in ("friction_safety", "track_hz", "pin_hz", "w_joint", "window", "com_hz",
+                     "max_accel"):
             v = getattr(self, name)
             if not (np.isfinite(v) and v > 0):
                 raise FeasibilityError(f"{name} must be a positive number, got {v!r}")
+        for name in ("w_pin", "w_com"):
+            v = getattr(self, name)
+            if not (np.isfinite(v) and v >= 0):
+                raise FeasibilityError(f"{name} must be >= 0, got {v!r}")
         if not (np.isfinite(self.margin) and self.margin >= 0):
             raise FeasibilityError(f"margin must be >= 0 m, got {self.margin!r}")
         if int(self.substeps) < 1:
@@ -295,7 +300,7 @@ class DynamicsFilter:
         cdd = com_ref[2] + wn * wn * (com_ref[0] - c) + 2.0 * wn * (com_ref[1] - cd)
         poly = self._poly
         hz = c[2] - self.floor
-        if len(poly) and hz > 0.05:
+        if self.opt.dcm and len(poly) and hz > 0.05:
             # Horizontal: divergent-component-of-motion (capture point) control. With
             # w = sqrt(g / h), xi = c + cd / w obeys xi' = w (xi - p); choosing the ZMP
             # p = xi + k (xi - xi_d) with xi_d the reference's capture point moved into the
@@ -486,7 +491,7 @@ def filter_clip(motion: Motion, options: FilterOptions = FilterOptions(),
         active = flags[t]
         filt.terms(q, v)
         for a in range(len(active)):
-            if active[a] and a not in pins:
+            if active[a] and a not in pins and opt.w_pin > 0:
                 j = int(filt.area_joint[a])
                 pins[a] = Pin(j, filt.pw[j].copy(), filt.Rw[j].copy() if opt.pin_rotation else None)
             elif not active[a] and a in pins:
