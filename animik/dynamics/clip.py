@@ -16,7 +16,7 @@ import numpy as np
 
 from ..motion import Motion
 from ..skeleton import Skeleton
-from .contacts import contact_model
+from .contacts import ContactModel, contact_model_for_clip
 from .inverse import GRAVITY, momentum, rnea
 from .zmp import ContactCheck, FeasibilityError, check_mu, evaluate_wrench
 
@@ -86,7 +86,8 @@ def clip_states(skel: Skeleton, q: Any, fps: float, method: str = "savgol",
 
 
 def detect_clip_contacts(skel: Skeleton, q: np.ndarray, fps: float,
-                         floor: float | None = None) -> tuple[np.ndarray, float]:
+                         floor: float | None = None, contacts: ContactModel | None = None
+                         ) -> tuple[np.ndarray, float]:
     """Contact flags ``(T, A)`` per contact area of a clip, and the floor height used.
 
     An area's height is its lowest point above the floor, its speed the horizontal speed of
@@ -96,7 +97,7 @@ def detect_clip_contacts(skel: Skeleton, q: np.ndarray, fps: float,
     """
     from ..retarget.contacts import detect_contacts, estimate_ground, horizontal_speed
 
-    cm = contact_model(skel)
+    cm = contacts or contact_model_for_clip(skel, q)
     pts = cm.points(skel, q)  # (T, P, 3)
     A = cm.n_areas
     low = np.stack([pts[:, cm.point_area == a, 2].min(axis=1) for a in range(A)], axis=1)
@@ -119,6 +120,7 @@ class ClipFeasibility(NamedTuple):
         peak_dof: ``(T,)`` int, the DoF of that peak.
         floor: floor height (m). fps: frame rate. mu: friction coefficient.
         states: the reconstructed :class:`ClipStates`.
+        contacts: the :class:`~animik.dynamics.contacts.ContactModel` used.
     """
 
     check: ContactCheck
@@ -129,6 +131,7 @@ class ClipFeasibility(NamedTuple):
     fps: float
     mu: float
     states: ClipStates
+    contacts: ContactModel
 
     @property
     def feasible(self) -> np.ndarray:
@@ -142,7 +145,8 @@ class ClipFeasibility(NamedTuple):
 def check_clip(motion: Motion, mu: float = 0.7, in_contact: Any = None,
                floor: float | None = None, method: str = "savgol",
                window: float = DEFAULT_WINDOW, gravity: Any = GRAVITY,
-               flight_tol: float = 0.05) -> ClipFeasibility:
+               flight_tol: float = 0.05, contacts: ContactModel | None = None
+               ) -> ClipFeasibility:
     """Seed D's three checks at every frame of a clip (batched inverse dynamics).
 
     Args:
@@ -159,10 +163,10 @@ def check_clip(motion: Motion, mu: float = 0.7, in_contact: Any = None,
     """
     mu = check_mu(mu)
     skel = motion.skeleton
-    cm = contact_model(skel)
+    cm = contacts or contact_model_for_clip(skel, motion.q)
     st = clip_states(skel, motion.q, motion.fps, method, window)
     if in_contact is None:
-        flags, floor = detect_clip_contacts(skel, st.q, motion.fps, floor)
+        flags, floor = detect_clip_contacts(skel, st.q, motion.fps, floor, cm)
     else:
         flags = cm.in_contact_mask(in_contact, (st.q.shape[0],))
         floor = 0.0 if floor is None else float(floor)
@@ -181,4 +185,4 @@ def check_clip(motion: Motion, mu: float = 0.7, in_contact: Any = None,
     else:
         peak = np.zeros(len(st.q))
         peak_dof = np.zeros(len(st.q), dtype=np.int64)
-    return ClipFeasibility(chk, res.tau, peak, peak_dof, float(floor), motion.fps, mu, st)
+    return ClipFeasibility(chk, res.tau, peak, peak_dof, float(floor), motion.fps, mu, st, cm)

@@ -186,7 +186,12 @@ def contact_model(skel: Skeleton) -> ContactModel:
     if names:
         source = "rig:" + "+".join(dict.fromkeys(sources))
     else:
-        derived = derive_soles(skel)
+        try:
+            derived = derive_soles(skel)
+        except ContactGeometryError:
+            if not _foot_joints(skel):
+                raise
+            derived = derive_soles(skel, up_from_world=True)
         for name, parts in derived.items():
             for i, (j, pts) in enumerate(parts):
                 add(name, j, pts, new=i == 0)
@@ -195,6 +200,54 @@ def contact_model(skel: Skeleton) -> ContactModel:
                          np.array(joint, dtype=np.int64), np.array(local, dtype=float), source)
     skel.__dict__["_contact_model"] = model
     return model
+
+
+def contact_model_for_clip(skel: Skeleton, q: np.ndarray) -> ContactModel:
+    """The contact model to use for a clip ``q (T, n_dof)``: the rig's metadata when it has
+    some; else soles derived at the rest pose when it is upright (shins vertical); else at the
+    clip's most "standing" frame (both foot joints lowest, world up as the sole normal) -- BVH
+    rest poses are not always upright (the Bandai Namco files), the clip's own stance is.
+    """
+    meta = skel.meta
+    if any(k in meta for k in ("soles", "contact_points", "wheel_contacts")):
+        return contact_model(skel)
+    feet = _foot_joints(skel)
+    if not feet:
+        return contact_model(skel)  # raises, naming the rig keys to add
+    rest = forward_kinematics(skel, skel.rest_q).joint_positions
+    shins = rest[[int(skel.parents[f]) for f in feet]] - rest[feet]
+    upright = shins[:, 2] / np.maximum(np.linalg.norm(shins, axis=1), 1e-12)
+    if np.all(upright > 0.9):  # an upright rest pose (T-pose): derive there
+        return contact_model(skel)
+    P = forward_kinematics(skel, q).joint_positions[:, feet, 2]
+    P = P - np.median(P, axis=0)  # compare heights per foot joint
+    frame = int(np.argmin(P.max(axis=1)))
+    try:
+        derived = derive_soles(skel, pose=q[frame])
+    except ContactGeometryError:
+        return contact_model(skel)
+    names, area, joint, local = [], [], [], []
+    for name, parts in derived.items():
+        names.append(name)
+        for j, pts in parts:
+            for p in pts:
+                area.append(len(names) - 1)
+                joint.append(j)
+                local.append(p)
+    return ContactModel(tuple(names), np.array(area, dtype=np.int64),
+                        np.array(joint, dtype=np.int64), np.array(local, dtype=float),
+                        f"derived at frame {frame}")
+
+
+def _foot_joints(skel: Skeleton) -> list[int]:
+    """Joint indices of the feet (retargeting roles ``l_foot`` / ``r_foot``)."""
+    from ..retarget.mapping import classify_joints
+
+    try:
+        roles = classify_joints(skel).roles
+    except AnimikError:
+        return []
+    return [skel.joint_index(roles[r]) for r in ("l_foot", "r_foot") if r in roles]
 
 
 def _split_at_toe(skel: Skeleton, j: int, rect: np.ndarray) -> list[tuple[int, np.ndarray]]:
@@ -223,11 +276,13 @@ def _split_at_toe(skel: Skeleton, j: int, rect: np.ndarray) -> list[tuple[int, n
     return [(j, back), (t, front_t)]
 
 
-def derive_soles(skel: Skeleton, width_ratio: float = 0.38,
-                 heel_ratio: float = 0.25) -> dict[str, list[tuple[int, np.ndarray]]]:
+def derive_soles(skel: Skeleton, width_ratio: float = 0.38, heel_ratio: float = 0.25,
+                 pose: np.ndarray | None = None, up_from_world: bool = False
+                 ) -> dict[str, list[tuple[int, np.ndarray]]]:
     """Sole points for a skeleton without contact metadata, from its foot and toe joints.
 
-    Per side, at the rest pose: the sole lies at the height of the lowest point of the foot
+    Per side, at the rest pose (or at ``pose``, a standing frame of a clip, see
+    :func:`contact_model_for_clip`): the sole lies at the height of the lowest point of the foot
     subtree (joints and sites); it runs from ``heel_ratio`` x (ankle-to-toe length) behind the
     ankle to the toe joint's children (or 0.5 x that length past the toe joint), and is
     ``width_ratio`` x its length wide. Heel corners are fixed to the foot joint, toe corners
@@ -246,7 +301,7 @@ def derive_soles(skel: Skeleton, width_ratio: float = 0.38,
         roles = classify_joints(skel).roles
     except AnimikError:
         roles = {}
-    fk = forward_kinematics(skel, skel.rest_q)
+    fk = forward_kinematics(skel, skel.rest_q if pose is None else pose)
     P, R = fk.joint_positions, fk.joint_rotations
     out: dict[str, list[tuple[int, np.ndarray]]] = {}
     for side in ("l", "r"):
@@ -256,13 +311,21 @@ def derive_soles(skel: Skeleton, width_ratio: float = 0.38,
         f = skel.joint_index(foot)
         toe_name = roles.get(f"{side}_toe")
         t = skel.joint_index(toe_name) if toe_name is not None else None
+        # "Up" is the shin direction at rest (ankle -> knee), not world z: BVH rest poses are
+        # not always upright in animik's world (Y-up files, lying rest poses).
+        knee = int(skel.parents[f])
+        up = P[knee] - P[f] if knee >= 0 else np.array([0.0, 0.0, 1.0])
+        up = up / np.linalg.norm(up) if np.linalg.norm(up) > 1e-9 else np.array([0.0, 0.0, 1.0])
+        if pose is not None or up_from_world:  # a standing frame: world up is the sole normal
+            up = np.array([0.0, 0.0, 1.0])
         sub = [j for j in range(skel.n_joints) if j == f or bool(skel.joint_ancestor_mask[j, f])]
-        low = float(P[sub, 2].min())
+        pts_sub = [P[sub]]
         sites = [s for s in range(skel.n_sites) if skel.site_joint[s] in sub]
         if sites:
-            low = min(low, float(fk.site_positions[sites, 2].min()))
+            pts_sub.append(fk.site_positions[sites])
+        low = float(((np.vstack(pts_sub) - P[f]) @ up).min())
         if t is not None:
-            kids = [c for c in skel.children[t]]
+            kids = list(skel.children[t])
             tip = P[kids].mean(0) if kids else None
             toe_p = P[t]
         else:
@@ -273,22 +336,25 @@ def derive_soles(skel: Skeleton, width_ratio: float = 0.38,
             elif ends:
                 toe_p = fk.site_positions[ends].mean(0)
             else:  # a bare ankle: a foot one third of the shin long, facing forward
-                shin = float(np.linalg.norm(P[f] - P[skel.parents[f]]))
-                toe_p = P[f] + character_forward(skel) * shin / 3.0
+                shin = float(np.linalg.norm(P[f] - P[knee]))
+                fw = character_forward(skel)
+                toe_p = P[f] + (fw - (fw @ up) * up) * shin / 3.0
             tip = None
-        d = toe_p[:2] - P[f, :2]
-        length = float(np.hypot(*d))
+        d = toe_p - P[f]
+        d = d - (d @ up) * up
+        length = float(np.linalg.norm(d))
         if length < 1e-6:
             continue
-        fwd = np.array([d[0] / length, d[1] / length, 0.0])
-        lat = np.array([-fwd[1], fwd[0], 0.0])
-        heel = P[f] + 0.0
-        heel[:2] -= heel_ratio * length * fwd[:2]
-        front = toe_p + 0.0 if tip is None else tip + 0.0
+        fwd = d / length
+        lat = np.cross(up, fwd)
+        base = P[f] + low * up  # the ankle projected onto the sole plane
+        heel = base - heel_ratio * length * fwd
         if tip is None:
-            front[:2] += 0.5 * length * fwd[:2]
+            front = base + 1.5 * length * fwd
+        else:
+            dt_ = tip - P[f]
+            front = base + float(dt_ @ fwd) * fwd
         half_w = 0.5 * width_ratio * (length * (1 + heel_ratio) + 0.5 * length)
-        heel[2] = front[2] = low
         back = [heel - half_w * lat, heel + half_w * lat]
         fore = [front - half_w * lat, front + half_w * lat]
         to_local = lambda j, pts: (np.asarray(pts) - P[j]) @ R[j]  # noqa: E731  R^T (p - o)

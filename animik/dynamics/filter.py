@@ -40,7 +40,7 @@ from ..skeleton import Skeleton
 from . import _kernels as K
 from . import _support
 from .clip import DEFAULT_WINDOW, ClipFeasibility, check_clip, clip_states, detect_clip_contacts
-from .contacts import contact_model
+from .contacts import ContactModel, contact_model, contact_model_for_clip
 from .inverse import GRAVITY, model_args, momentum, rnea
 from .zmp import FeasibilityError, check_mu
 
@@ -161,12 +161,12 @@ class DynamicsFilter:
     """
 
     def __init__(self, skel: Skeleton, options: FilterOptions = FilterOptions(),
-                 floor: float = 0.0, gravity: Any = GRAVITY):
+                 floor: float = 0.0, gravity: Any = GRAVITY, contacts: ContactModel | None = None):
         self.skel = skel
         self.opt = options.checked()
         self.floor = float(floor)
         self.g = np.ascontiguousarray(np.asarray(gravity, dtype=float))
-        self.contacts = contact_model(skel)
+        self.contacts = contacts or contact_model(skel)
         n, J = skel.n_dof, skel.n_joints
         self._args = model_args(skel)
         self._dof_joint = np.ascontiguousarray(skel.dof_joint, dtype=np.int64)
@@ -413,12 +413,11 @@ def momentum_of(filt: DynamicsFilter, q: np.ndarray, qd: np.ndarray) -> tuple[np
 
 
 def _support_gaps(skel: Skeleton, q: np.ndarray, flags: np.ndarray, floor: float,
-                  height: float) -> np.ndarray:
+                  height: float, cm: ContactModel) -> np.ndarray:
     """Close detection gaps: a frame without any contact whose lowest area is within
     ``height`` of the floor is given that area as support (mocap feet rolling heel to toe are
     fast and low; the filter would otherwise make the body fall ballistically through a gap).
     Real flight (both feet higher) is kept."""
-    cm = contact_model(skel)
     pts = cm.points(skel, q)
     low = np.stack([pts[:, cm.point_area == a, 2].min(axis=1) for a in range(cm.n_areas)], 1)
     out = flags.copy()
@@ -430,9 +429,8 @@ def _support_gaps(skel: Skeleton, q: np.ndarray, flags: np.ndarray, floor: float
     return out
 
 
-def _area_skate(skel: Skeleton, q: np.ndarray, flags: np.ndarray) -> np.ndarray:
+def _area_skate(skel: Skeleton, q: np.ndarray, flags: np.ndarray, cm: ContactModel) -> np.ndarray:
     """Per area, the largest horizontal travel (m) of its centroid within one contact phase."""
-    cm = contact_model(skel)
     pts = cm.points(skel, q)
     out = np.zeros(cm.n_areas)
     for a in range(cm.n_areas):
@@ -466,13 +464,14 @@ def filter_clip(motion: Motion, options: FilterOptions = FilterOptions(),
     skel = motion.skeleton
     t0 = time.perf_counter()
     ref = clip_states(skel, motion.q, motion.fps, window=opt.window)
+    cm = contact_model_for_clip(skel, motion.q)
     if in_contact is None:
-        flags, floor = detect_clip_contacts(skel, ref.q, motion.fps, floor)
-        flags = _support_gaps(skel, ref.q, flags, floor, opt.flight_height)
+        flags, floor = detect_clip_contacts(skel, ref.q, motion.fps, floor, cm)
+        flags = _support_gaps(skel, ref.q, flags, floor, opt.flight_height, cm)
     else:
-        flags = contact_model(skel).in_contact_mask(in_contact, (ref.q.shape[0],))
+        flags = cm.in_contact_mask(in_contact, (ref.q.shape[0],))
         floor = 0.0 if floor is None else float(floor)
-    filt = DynamicsFilter(skel, opt, floor)
+    filt = DynamicsFilter(skel, opt, floor, contacts=cm)
     T, n = ref.q.shape
     mref = momentum(skel, ref.q, ref.qd)
     cdd_ref = rnea(skel, ref.q, ref.qd, ref.qdd).wrench[:, 3:] / skel.total_mass + filt.g
@@ -517,11 +516,13 @@ def filter_clip(motion: Motion, options: FilterOptions = FilterOptions(),
             q = q + dt * v
     t2 = time.perf_counter()
     result = Motion(skel, out, motion.fps, dict(motion.meta))
-    check = check_clip(result, mu=opt.mu, in_contact=flags, floor=floor, window=opt.window)
+    check = check_clip(result, mu=opt.mu, in_contact=flags, floor=floor, window=opt.window,
+                       contacts=cm)
     # The integrator's own states (exact accelerations of each step).
     from .zmp import check_contacts
 
-    exact = check_contacts(skel, out, qd_out, qdd_out, flags, mu=opt.mu, floor=floor).feasible
+    exact = check_contacts(skel, out, qd_out, qdd_out, flags, mu=opt.mu, floor=floor,
+                           contacts=cm).feasible
     t3 = time.perf_counter()
     report = _report(motion, result, ref.q, flags, check, exact, corrected,
                      {"prepare_s": t1 - t0, "filter_s": t2 - t1, "check_s": t3 - t2})
@@ -548,9 +549,10 @@ def _report(inp: Motion, out: Motion, ref_q: np.ndarray, flags: np.ndarray,
         drift[name] = {"mean_cm": round(float(d.mean()) * 100, 3),
                        "max_cm": round(float(d.max()) * 100, 3)}
     root_d = np.linalg.norm(fk_out.joint_positions[:, root] - fk_in.joint_positions[:, root], axis=1)
-    areas = contact_model(skel).names
-    sk_in = _area_skate(skel, ref_q, flags)
-    sk_out = _area_skate(skel, out.q, flags)
+    cm = check.contacts
+    areas = cm.names
+    sk_in = _area_skate(skel, ref_q, flags, cm)
+    sk_out = _area_skate(skel, out.q, flags, cm)
     return {
         "frames": T, "fps": out.fps,
         "feasible_frames": int(check.feasible.sum()),

@@ -12,7 +12,6 @@ import numpy as np
 from ..io._atomic import atomic_write
 from ..motion import Motion
 from .clip import ClipFeasibility
-from .contacts import contact_model
 from .zmp import REASONS
 
 
@@ -49,7 +48,7 @@ def summary(res: ClipFeasibility, motion: Motion) -> dict[str, Any]:
         "peak_torque_nm": _num(res.peak_torque[pk]) if T else None,
         "peak_torque_dof": motion.skeleton.dof_names[int(res.peak_dof[pk])] if T else None,
         "peak_torque_frame": pk,
-        "contact_areas": list(contact_model(motion.skeleton).names),
+        "contact_areas": list(res.contacts.names), "contact_source": res.contacts.source,
     }
 
 
@@ -78,7 +77,7 @@ def table_rows(res: ClipFeasibility, motion: Motion, every: int = 1) -> tuple[li
     headers = ["frame", "contact", "margin cm", "F_z N", "|F_t|/F_z", "peak tau N m", "at DoF",
                "verdict"]
     rows = []
-    areas = contact_model(motion.skeleton).names
+    areas = res.contacts.names
     for t in range(0, len(chk.feasible), max(1, every)):
         c = "+".join(a for a, on in zip(areas, chk.in_contact[t], strict=True) if on) or "flight"
         rows.append([t, c, round(float(chk.margin[t]) * 100, 2) if np.isfinite(chk.margin[t]) else "-",
@@ -110,7 +109,7 @@ def plot_png(res: ClipFeasibility, motion: Motion, path: str | os.PathLike,
     step = max(1, T // 60)
     q = res.states.q
     for i in range(0, T, step):
-        poly = support_polygon(skel, q[i], chk.in_contact[i])
+        poly = support_polygon(skel, q[i], chk.in_contact[i], res.contacts)
         if len(poly) >= 2:
             closed = np.vstack([poly, poly[:1]])
             ax.plot(closed[:, 0], closed[:, 1], color="0.75", lw=0.7)

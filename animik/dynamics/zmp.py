@@ -162,7 +162,7 @@ def evaluate_wrench(skel: Skeleton, wrench: np.ndarray, points: np.ndarray, acti
 
 def check_contacts(skel: Skeleton, q: Any, qd: Any, qdd: Any, in_contact: Any = True,
                    mu: float = 0.7, floor: float = 0.0, gravity: Any = GRAVITY,
-                   flight_tol: float = 0.05) -> ContactCheck:
+                   flight_tol: float = 0.05, contacts: ContactModel | None = None) -> ContactCheck:
     """Seed D's three checks of the wrench a motion needs, for states ``(..., n_dof)``.
 
     Args:
@@ -181,7 +181,7 @@ def check_contacts(skel: Skeleton, q: Any, qd: Any, qdd: Any, in_contact: Any = 
         ShapeError: bad states.
     """
     mu = check_mu(mu)
-    cm = contact_model(skel)
+    cm = contacts or contact_model(skel)
     res = rnea(skel, q, qd, qdd, gravity)
     lead = res.wrench.shape[:-1]
     B = int(np.prod(lead))

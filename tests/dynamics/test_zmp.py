@@ -9,7 +9,7 @@ from conftest import random_q, shared_bvh_files
 import animik
 from animik.dynamics import com, momentum
 from animik.dynamics.clip import check_clip, clip_states
-from animik.dynamics.contacts import ContactGeometryError, contact_model
+from animik.dynamics.contacts import ContactGeometryError, contact_model, contact_model_for_clip
 from animik.dynamics.zmp import (
     OUTSIDE,
     PULL,
@@ -73,9 +73,12 @@ def test_derived_soles_of_bvh_skeletons(path):
     pts = cm.points(skel, skel.rest_q)
     for a in range(2):
         p = pts[cm.point_area == a]
-        assert np.ptp(p[:, 2]) < 1e-9  # a flat sole at rest
-        ext = np.ptp(p[:, :2], axis=0)
-        assert 0.05 < max(ext) < 0.5 and min(ext) > 0.02  # a foot-sized rectangle
+        centred = p - p.mean(axis=0)
+        sv = np.linalg.svd(centred, compute_uv=False)
+        assert sv[2] < 1e-9  # a flat sole (plane) at rest
+        assert 0.05 < sv[0] < 0.5 and sv[1] > 0.02  # a foot-sized rectangle
+    clip_model = contact_model_for_clip(skel, animik.read_bvh(path).q)
+    assert clip_model.names == ("l_foot", "r_foot")
 
 
 def test_missing_contact_geometry_names_the_keys():
