@@ -60,6 +60,9 @@ class FilterOptions:
         track_hz: natural frequency of the joint-tracking PD (critically damped), Hz.
         pin_hz: natural frequency of the pins (contact feet, dragged links), Hz.
         w_joint: weight of the joint references. w_pin: weight of the pins.
+        pin_feet: the clip filter pins each contact foot where it lands (seed D's pinned
+            links); off by default: the mocap's own feet roll and skate (docs/dynamics.md).
+        hard_pins: pins are equalities (else least-squares rows weighted ``w_pin``).
         w_root: relative weight of the root's references: the root follows from the pinned
             feet and the joint angles; tracking it hard fights the pins.
         window: Savitzky-Golay window of the input's derivatives (s).
@@ -82,6 +85,8 @@ class FilterOptions:
     max_accel: float = 200.0
     w_root: float = 0.01
     pin_rotation: bool = True
+    hard_pins: bool = False
+    pin_feet: bool = False
     torsion_radius: float = float("inf")
     metric: str = "joint"
     flight_height: float = 0.1
@@ -189,7 +194,8 @@ class DynamicsFilter:
         self.weight = skel.total_mass * float(np.linalg.norm(self.g))
         # Diagonal regularisation of the mass-matrix metric: 1e-3 of the mean diagonal of M
         # at the rest pose (kg m^2 scale).
-        self.reg = 1e-3 * float(np.mean(np.diag(self.mass_matrix(skel.rest_q))))
+        self.mean_inertia = float(np.mean(np.diag(self.mass_matrix(skel.rest_q))))
+        self.reg = 1e-3 * self.mean_inertia
         root = int(np.flatnonzero(skel.parents < 0)[0])
         self.track_scale = np.ones(n)
         self.track_scale[list(skel.joint_dofs(root))] = np.sqrt(self.opt.w_root)
@@ -350,16 +356,27 @@ class DynamicsFilter:
             D = self.track_scale
             H = o.w_joint * (D[:, None] * M * D[None, :])
             H[np.diag_indices(n)] += o.w_joint * self.reg
+        elif o.metric == "inertia":
+            # Deviations of light DoFs cost more: a wrench correction is then made by the
+            # trunk and legs, not by whipping clavicles and fingers (their inertia is small,
+            # so they would need huge accelerations to move the total momentum).
+            dm = np.diag(self.mass_matrix(q)) + self.reg
+            H = np.diag(o.w_joint * self.track_scale ** 2 * (self.mean_inertia / dm))
         elif o.metric == "diag":
             H = np.diag(o.w_joint * self.track_scale ** 2 * (np.diag(self.mass_matrix(q)) + self.reg))
         else:
             H = np.diag(o.w_joint * self.track_scale ** 2)
         g = H @ qdd_ref
+        hard_J, hard_r = [], []
         for pin in pins:
             Jp, r, _ = self.pin_rows(pin)
-            w = o.w_pin * pin.weight
-            H += w * (Jp.T @ Jp)
-            g += w * (Jp.T @ r)
+            if o.hard_pins:  # pinned links are equalities (the floor holds a contact foot)
+                hard_J.append(Jp)
+                hard_r.append(r)
+            else:
+                w = o.w_pin * pin.weight
+                H += w * (Jp.T @ Jp)
+                g += w * (Jp.T @ r)
         self._poly = self.polygon(active)
         if com_ref is not None:
             mom = momentum_of(self, q, qd)
@@ -371,14 +388,16 @@ class DynamicsFilter:
             raise FilterDivergedError("non-finite accelerations in the filter step")
         cf = sla.cho_factor(H, lower=True, check_finite=False)
         qdd = sla.cho_solve(cf, g, check_finite=False)
+        if hard_J:
+            qdd = _constrain(cf, qdd, np.vstack(hard_J), np.concatenate(hard_r))
         W = self.Aw @ qdd + self.bias
         poly = self._poly
         W2, changed, z = self.nearest_valid(W, poly)
         if changed:
-            X = sla.cho_solve(cf, self.Aw.T, check_finite=False)  # H^-1 A_w^T  (n, 6)
-            S6 = self.Aw @ X
-            S6 += np.eye(6) * (1e-12 * np.trace(S6) + 1e-300)
-            qdd = qdd + X @ np.linalg.solve(S6, W2 - W)
+            # (e): the six base rows as equalities, together with the pins.
+            C = np.vstack(hard_J + [self.Aw]) if hard_J else self.Aw
+            d = np.concatenate(hard_r + [W2 - self.bias]) if hard_J else W2 - self.bias
+            qdd = _constrain(cf, qdd, C, d)
         return qdd, StepInfo(W, self.Aw @ qdd + self.bias, changed, poly, z)
 
 
@@ -402,6 +421,19 @@ class FilterResult:
     check_exact: np.ndarray
     corrected: np.ndarray
     report: dict
+
+
+def _constrain(cf: Any, x0: np.ndarray, C: np.ndarray, d: np.ndarray) -> np.ndarray:
+    """The point nearest ``x0`` in the metric ``H`` (Cholesky factor ``cf``) with ``C x = d``:
+    ``x = x0 + H^-1 C^T (C H^-1 C^T)^-1 (d - C x0)``; a tiny relative ridge keeps dependent
+    rows (a pinned foot and the wrench both fixing the root) solvable in least squares."""
+    scale = 1.0 / np.maximum(np.linalg.norm(C, axis=1), 1e-300)  # rows in N and m/s^2
+    C = C * scale[:, None]
+    d = d * scale
+    X = sla.cho_solve(cf, C.T, check_finite=False)
+    S = C @ X
+    S[np.diag_indices_from(S)] += 1e-10 * max(float(np.trace(S)) / len(S), 1e-300)
+    return x0 + X @ np.linalg.solve(S, d - C @ x0)
 
 
 def momentum_of(filt: DynamicsFilter, q: np.ndarray, qd: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
@@ -490,7 +522,7 @@ def filter_clip(motion: Motion, options: FilterOptions = FilterOptions(),
         active = flags[t]
         filt.terms(q, v)
         for a in range(len(active)):
-            if active[a] and a not in pins and opt.w_pin > 0:
+            if active[a] and a not in pins and opt.pin_feet:
                 j = int(filt.area_joint[a])
                 pins[a] = Pin(j, filt.pw[j].copy(), filt.Rw[j].copy() if opt.pin_rotation else None)
             elif not active[a] and a in pins:

@@ -20,7 +20,7 @@ def _standing(tmp_path, frames=40, lean=0.0):
         d = skel.dof_index
         th = np.linspace(0.0, lean, frames)
         q[:, d("pelvis_tx")] = 0.859 * np.sin(th)
-        q[:, d("pelvis_tz")] = 0.06825 + 0.859 * np.cos(th)
+        q[:, d("pelvis_tz")] = 0.06825 + 0.859 * np.cos(th) - 0.9275  # tz is relative to the rest height
         q[:, d("pelvis_ry")] = th
         q[:, d("l_ankle_dorsiflexion")] = th
         q[:, d("r_ankle_dorsiflexion")] = th

@@ -98,7 +98,7 @@ def lean_clip(theta_max=0.32, seconds=12.0, fps=60.0):
     q = np.tile(skel.rest_q, (len(t), 1))
     h = 0.9275 - pivot_z
     q[:, d("pelvis_tx")] = h * np.sin(theta)
-    q[:, d("pelvis_tz")] = pivot_z + h * np.cos(theta)
+    q[:, d("pelvis_tz")] = pivot_z + h * np.cos(theta) - 0.9275  # relative to the rest height
     q[:, d("pelvis_ry")] = theta
     q[:, d("l_ankle_dorsiflexion")] = theta
     q[:, d("r_ankle_dorsiflexion")] = theta
@@ -110,7 +110,7 @@ def test_lean_past_the_toes_is_infeasible_at_the_right_frames():
     skel = clip.skeleton
     cm = contact_model(skel)
     pts = cm.points(skel, clip.q)
-    assert np.ptp(pts[..., 2]) < 1e-9, "feet stay flat on the floor"
+    assert np.abs(pts[..., 2]).max() < 1e-9, "feet stay flat on the floor"
     toe = pts[0, :, 0].max()
     res = check_clip(clip, in_contact=True, floor=0.0)
     # Slow motion: the ZMP stays within a few millimetres of the COM projection ...
