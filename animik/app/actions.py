@@ -551,6 +551,10 @@ def update(state: AppState, dt: float) -> None:
 
         advance(state, dt)
     step_ik(state)
+    if state.physics is not None and state.physics.show:
+        from .physics import update_physics
+
+        update_physics(state, dt)
 
 
 # ====================================================================== selection helpers

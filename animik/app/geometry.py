@@ -315,6 +315,10 @@ def build_view(state: AppState) -> ViewGeometry:
         from .retarget_mode import decorate_view
 
         geom = decorate_view(state, geom)
+    if state.physics is not None:  # the physics overlay (COM, support polygon, ZMP, force)
+        from .physics import decorate_view as physics_view
+
+        geom = physics_view(state, geom)
     return geom
 
 

@@ -436,6 +436,7 @@ class AppState:
     ui_rects: dict[str, tuple[float, float, float, float]] = field(default_factory=dict)  # a few
     # widgets' last screen rectangles (x0, y0, x1, y1), for tests that click them
     retarget_ui: Any = None  # the Retarget panel's choices (retarget_mode.RetargetUI), lazily
+    physics: Any = None  # the physics overlay and its last evaluation (physics.PhysicsView)
     context_site: str | None = None  # right-clicked handle: its context menu is open
     quit_requested: bool = False
     stats: Stats = field(default_factory=Stats)

@@ -63,7 +63,8 @@ def _states(skel: Skeleton, *arrays: Any) -> tuple[tuple[int, ...], list[np.ndar
         raise ShapeError(f"leading shapes do not broadcast: {shapes}") from e
     lead = bc[0].shape[:-1]
     B = int(np.prod(lead))
-    return lead, [np.ascontiguousarray(a.reshape(B, skel.n_dof), dtype=float) for a in bc]
+    # np.array copies: broadcast views are read-only (numba warns about them)
+    return lead, [np.array(a.reshape(B, skel.n_dof), dtype=float) for a in bc]
 
 
 class InverseDynamics(NamedTuple):
