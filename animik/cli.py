@@ -36,9 +36,10 @@ EXIT_OK, EXIT_BUG, EXIT_USAGE, EXIT_DATA, EXIT_OS, EXIT_NOT_MET = 0, 1, 2, 3, 4,
 # needs lazily (``animik --help`` must stay fast and GL-free).
 _COMMAND_MODULES: list[str] = [
     "animik.commands.solve", "animik.commands.tune", "animik.commands.export",
-    "animik.commands.retarget",
+    "animik.commands.retarget", "animik.commands.feasibility", "animik.commands.filter",
 ]
-_BENCH_MODULES: list[str] = ["animik.bench.ik", "animik.bench.app", "animik.bench.retarget"]
+_BENCH_MODULES: list[str] = ["animik.bench.ik", "animik.bench.app", "animik.bench.retarget",
+                               "animik.bench.dynamics"]
 
 _EPILOG = """\
 exit codes:

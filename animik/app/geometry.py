@@ -16,7 +16,7 @@ import numpy as np
 from ..cache import cached
 from ..kinematics import forward_kinematics
 from ..skeleton import Skeleton
-from . import modes
+from . import modes, physics
 from .instances import (
     ViewGeometry,
     cylinder_instances,
@@ -215,7 +215,9 @@ def build_view(state: AppState) -> ViewGeometry:
         handle_sites=np.arange(S), handle_pos=hpos,
         handle_radius=np.maximum(hrad, 7.0 * px),  # picking: at least 7 px
         ring_centre=ring_centre, ring_axes=ring_axes, ring_radius=ring_radius)
-    return modes.current(state).decorate_view(state, geom)
+    geom = modes.current(state).decorate_view(state, geom)
+    # the physics overlay (COM, support polygon, ZMP, force) is drawn in every mode
+    return physics.decorate_view(state, geom)
 
 
 def view_key(state: AppState) -> tuple:
@@ -226,7 +228,7 @@ def view_key(state: AppState) -> tuple:
     return (state.doc, cam.yaw, cam.pitch, cam.distance, tuple(np.asarray(cam.target, float)),
             cam.fovy, cam.width, cam.height, state.selected_site, state.selected_joint, state.hover_site,
             state.hover_joint, state.hover_ring, state.handle_px,
-            modes.current(state).view_key(state))
+            modes.current(state).view_key(state), physics.view_key(state))
 
 
 def view_geometry(state: AppState) -> ViewGeometry:

@@ -40,6 +40,7 @@ from .ui.panels import (
     draw_joint_panel,
     draw_skeleton_panel,
 )
+from .ui.physics_panel import draw_physics_panel
 from .ui.plot_panel import draw_plot_panel
 from .ui.solver_panel import draw_solver_panel
 from .ui.timeline_panel import draw_timeline_panel
@@ -211,6 +212,7 @@ class GuiApp:
         draw_solver_panel(s)
         draw_effectors_panel(s)
         draw_plot_panel(s)
+        draw_physics_panel(s)
         draw_mode_panels(s)
         draw_context_menu(s)
         draw_file_browser_panel(s)

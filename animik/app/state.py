@@ -38,6 +38,7 @@ from .document import (
     SolverSettings,
 )
 from .instances import ViewGeometry
+from .physics_view import PhysicsView
 from .ui_state import ModeUI, TimelineDrag, TimelineView
 
 
@@ -228,6 +229,7 @@ class AppState:
     ui_rects: dict[str, tuple[float, float, float, float]] = field(default_factory=dict)  # a few
     # widgets' last screen rectangles (x0, y0, x1, y1), for tests that click them
     mode_ui: dict[str, ModeUI] = field(default_factory=dict)
+    physics: PhysicsView | None = None  # the physics overlay and its last evaluation
     context_site: str | None = None  # right-clicked handle: its context menu is open
     quit_requested: bool = False
     stats: Stats = field(default_factory=Stats)

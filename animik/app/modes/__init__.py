@@ -16,6 +16,7 @@ line in :data:`REGISTRY` below; its panel, if any, is one line in
 
 from __future__ import annotations
 
+from .. import physics
 from ..state import AppState
 from .base import Mode
 from .pose import PoseMode
@@ -40,6 +41,8 @@ def current(state: AppState) -> Mode:
 def update(state: AppState, dt: float) -> None:
     """Advance the app by one frame: the current mode's update (renderers then draw ``state``)."""
     current(state).update(state, dt)
+    if state.physics is not None and state.physics.show:
+        physics.update_physics(state, dt)  # the overlay evaluates whatever pose the mode made
 
 
 __all__ = ["POSE", "REGISTRY", "Mode", "current", "update"]

@@ -283,4 +283,5 @@ def setup_layout(dockspace_id: int, size) -> None:
     internal.dock_builder_dock_window("Effectors", right_top)
     internal.dock_builder_dock_window("Retarget", right_top)
     internal.dock_builder_dock_window("Plot", right_bottom)
+    internal.dock_builder_dock_window("Physics", right_bottom)
     internal.dock_builder_finish(dockspace_id)
