@@ -54,8 +54,8 @@ def test_fixed_sample_form_converges(rig):
 
 
 def test_fixed_form_registered_as_solver():
-    if "fik_fixed" not in SOLVERS:
-        pytest.skip("solver 'fik_fixed' not registered yet (needs a module animik.ik.fik_fixed)")
+    # a regression (the registry entry or its module lost) must fail, not skip
+    assert "fik_fixed" in SOLVERS, "solver 'fik_fixed' is not registered"
     skel = animik.load_rig("fig2")
     targets, q_start, _ = random_reachable(skel, np.random.default_rng(1))
     r = solve_ik(skel, q_start, targets, solver="fik_fixed")
