@@ -1,7 +1,9 @@
 """Inverse kinematics: one API, several solvers.
 
 ``solve_ik(skel, q0, targets, solver="fik", **options) -> IKResult``. Solvers live one per
-module and share :mod:`animik.ik.problem` (targets → task error and Jacobian).
+module and share :mod:`animik.ik.problem` (targets → task error and Jacobian). Per-frame use
+(dragging, retargeting): ``ik = prepare_ik(skel, q0, targets, **options)`` once, then
+``ik.solve(q, targets=..., state=...)`` per frame (:mod:`animik.ik.prepared`).
 """
 
 from __future__ import annotations
@@ -14,6 +16,7 @@ import numpy as np
 
 from ..errors import UnknownNameError, names_hint
 from ..skeleton import Skeleton
+from .prepared import prepare_ik, prepare_problem
 from .problem import IKProblem, ProblemWorkspace, build_problem
 from .result import IKResult
 
@@ -78,4 +81,4 @@ def get_solver(name: str):
 
 
 __all__ = ["SOLVERS", "IKProblem", "IKResult", "ProblemWorkspace", "build_problem", "get_solver",
-           "solve_ik", "solve_problem"]
+           "prepare_ik", "prepare_problem", "solve_ik", "solve_problem"]

@@ -347,7 +347,7 @@ def _limit_and_reference(q, veff, lim_centre, lim_half, ref_q, ref_w, lim_null, 
 
 @nb.njit(**_JIT)
 def fik_loop(q, lower, upper, v, model, task, struct, z, z_e, bz, L, Pm, scal, p_q, blocked,
-             lim_centre, lim_half, ref_q, ref_w, fp, ip, info, fout, se_out):
+             lim_centre, lim_half, ref_q, ref_w, fp, ip, info, fout, se_out, frames_out):
     """Run FIK iterations from ``q`` (updated in place) until converged, stalled or capped.
 
     Args:
@@ -373,6 +373,9 @@ def fik_loop(q, lower, upper, v, model, task, struct, z, z_e, bz, L, Pm, scal, p
         fout: ``(2,)`` out: final weighted error norm, final null-space motion (rad; -1 if
             unknown).
         se_out: ``(k, 2)`` out: position (m) and angle (rad) error of every site at the final q.
+        frames_out: ``(Rw (J, 3, 3), pw (J, 3), sR (S, 3, 3), sp (S, 3), all_sites (S,))`` out:
+            world frames of every joint and of the sites ``all_sites`` at the final q (the FK
+            the loop already did, so a caller that draws the pose need not run FK again).
     """
     par = model[0]
     sel = model[9]
@@ -382,8 +385,11 @@ def fik_loop(q, lower, upper, v, model, task, struct, z, z_e, bz, L, Pm, scal, p
     k = sel.shape[0]
     m = z.shape[0]
     nj = par.shape[0]
+    # double-buffered like (e, jt, se): after an accepted step `work` holds the frames at q
     work = (np.empty((nj, 3, 3)), np.empty((nj, 3)), np.empty((n, 3)), np.empty((n, 3)),
             np.empty((k, 3, 3)), np.empty((k, 3)))
+    work2 = (np.empty((nj, 3, 3)), np.empty((nj, 3)), np.empty((n, 3)), np.empty((n, 3)),
+             np.empty((k, 3, 3)), np.empty((k, 3)))
     # double buffers: (e, jt, se) at the current pose and at the trial pose
     e = np.empty(m)
     jt = np.zeros((n, m))
@@ -640,7 +646,7 @@ def fik_loop(q, lower, upper, v, model, task, struct, z, z_e, bz, L, Pm, scal, p
             elif x > upper[d]:
                 x = upper[d]
             q2[d] = x
-        evaluate(q2, model, task, struct, work, e2, jt2, se2)
+        evaluate(q2, model, task, struct, work2, e2, jt2, se2)
         err_new = _norm(e2)
         it += 1
         if not (err_new < np.inf):
@@ -687,6 +693,7 @@ def fik_loop(q, lower, upper, v, model, task, struct, z, z_e, bz, L, Pm, scal, p
         e, e2 = e2, e
         jt, jt2 = jt2, jt
         se, se2 = se2, se
+        work, work2 = work2, work
         ratio = err_new / err if err > 0.0 else 0.0
         # auto refresh: J has changed noticeably (a joint moved more than refresh_dq since P
         # was computed) or the contraction of the error is poor for the step taken
@@ -725,6 +732,11 @@ def fik_loop(q, lower, upper, v, model, task, struct, z, z_e, bz, L, Pm, scal, p
         err = _norm(e)
     z_e[:] = e
     se_out[:, :] = se
+    Rw_o, pw_o, sR_o, sp_o, all_sel = frames_out
+    if Rw_o.shape[0] == nj:
+        Rw_o[:, :, :] = work[0]
+        pw_o[:, :] = work[1]
+        sites_one(work[0], work[1], model[6], model[7], model[8], all_sel, sR_o, sp_o)
     info[0] = it
     info[1] = reason
     info[2] = n_ref

@@ -73,4 +73,5 @@ def make_result(problem: IKProblem, ws: ProblemWorkspace, q: np.ndarray, iterati
     q_out = np.array(q, dtype=float)
     q_out.setflags(write=False)
     return IKResult(q=q_out, converged=reason == "converged", iterations=int(iterations),
-                    error=err, angle_error=ang, state=state, reason=reason, solver=solver)
+                    error=err, angle_error=ang, state=state, reason=reason, solver=solver,
+                    _skeleton=problem.skeleton)
