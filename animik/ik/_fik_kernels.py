@@ -18,7 +18,7 @@ from __future__ import annotations
 import numba as nb
 import numpy as np
 
-from .._kernels import fk_one, sites_one
+from .._kernels import fk_one, point_sums, sites_one
 from ._kernels import task_error
 
 _JIT = dict(cache=True, nogil=True)
@@ -72,17 +72,19 @@ def evaluate(q, model, task, struct, work, e, jt, se):
     ``se (k, 2)`` receives the position (m) and angle (rad) error of every targeted site.
     """
     par, off, rr, ds, dt, dax, sj, so, sr, sel, mask = model
-    ref_p, ref_R, rows, weights, rstart = task
-    r0, r1, site_of_row = struct
+    ref_p, ref_R, rows, weights, rstart, xb = task
+    r0, r1, site_of_row, rs1 = struct
     Rw, pw, wax, wpt, sR, sp = work
     fk_one(q, par, off, rr, ds, dt, dax, Rw, pw, wax, wpt)
     sites_one(Rw, pw, sj, so, sr, sel, sR, sp)
     task_error(sp, sR, ref_p, ref_R, rows, weights, e, se)
     n = jt.shape[0]
+    if xb[3].shape[0] > 1:
+        _point_tasks(Rw, pw, par, dt, wax, wpt, xb, e, jt, se)
     for d in range(n):
         a = r0[d]
-        b = r1[d]
-        if a == b:
+        b = rs1[d]  # the site rows end here; point-task rows (if any) follow to r1[d]
+        if a >= b:
             continue
         w0, w1, w2 = wax[d, 0], wax[d, 1], wax[d, 2]
         rev = dt[d] == 0
@@ -112,6 +114,60 @@ def evaluate(q, model, task, struct, work, e, jt, se):
                     row[r + 4] = 0.0
                     row[r + 5] = 0.0
             r += rows[i]
+
+
+@nb.njit(**_JIT)
+def _point_tasks(Rw, pw, par, dt, wax, wpt, xb, e, jt, se):
+    """Rows of the point-combination tasks (the centre of mass), after the site rows.
+
+    ``xb = (pt_joint, pt_off, pt_coef, pt_start (T+1,), row_task, row_axis, row_w, row_target,
+    dof_joint)``: task ``t`` is ``Σ coef_p · x_p`` over points ``pt_start[t]:pt_start[t+1]``;
+    its rows (one per axis) are ``w (target − value[axis])``, its Jacobian columns the rigid
+    motion of each DoF's subtree (:func:`animik._kernels.point_sums`). Dense: every DoF's run
+    extends over these rows. ``se[k + t, 0]`` gets the task's unweighted error norm.
+    """
+    pt_joint, pt_off, pt_coef, pt_start, row_task, row_axis, row_w, row_target, dof_joint = xb
+    T = pt_start.shape[0] - 1
+    mx = row_task.shape[0]
+    ms = e.shape[0] - mx
+    ks = se.shape[0] - T
+    n = jt.shape[0]
+    J = par.shape[0]
+    S = np.empty((J, 3))
+    A = np.empty(J)
+    xv = np.empty(3)
+    r = 0
+    for t in range(T):
+        a0 = pt_start[t]
+        b0 = pt_start[t + 1]
+        point_sums(Rw, pw, par, pt_joint[a0:b0], pt_off[a0:b0], pt_coef[a0:b0], S, A, xv)
+        ss = 0.0
+        while r < mx and row_task[r] == t:
+            ax = row_axis[r]
+            wt = row_w[r]
+            err = row_target[r] - xv[ax]
+            e[ms + r] = wt * err
+            ss += err * err
+            for d in range(n):
+                j = dof_joint[d]
+                a = A[j]
+                w0, w1, w2 = wax[d, 0], wax[d, 1], wax[d, 2]
+                if dt[d] == 0:
+                    vx = S[j, 0] - a * wpt[d, 0]
+                    vy = S[j, 1] - a * wpt[d, 1]
+                    vz = S[j, 2] - a * wpt[d, 2]
+                    if ax == 0:
+                        val = w1 * vz - w2 * vy
+                    elif ax == 1:
+                        val = w2 * vx - w0 * vz
+                    else:
+                        val = w0 * vy - w1 * vx
+                else:
+                    val = a * (w0 if ax == 0 else (w1 if ax == 1 else w2))
+                jt[d, ms + r] = wt * val
+            r += 1
+        se[ks + t, 0] = np.sqrt(ss)
+        se[ks + t, 1] = 0.0
 
 
 @nb.njit(**_FAST)
@@ -355,8 +411,10 @@ def fik_loop(q, lower, upper, v, model, task, struct, z, z_e, bz, L, Pm, scal, p
         lower, upper: ``(n,)`` limits (±inf allowed).
         v: ``(n,)`` per-DoF gains V (>= 0).
         model: kinematic model arrays, ``task``: target arrays (see :func:`evaluate`).
-        struct: ``(r0 (n,), r1 (n,), site_of_row (m,))``: DoF ``d`` moves the task rows
-            ``r0[d]:r1[d]`` (internal row order, see :func:`evaluate`).
+        struct: ``(r0 (n,), r1 (n,), site_of_row (ms,), rs1 (n,))``: DoF ``d`` moves the task
+            rows ``r0[d]:r1[d]`` (internal row order, see :func:`evaluate`), of which the site
+            rows ``r0[d]:rs1[d]``; point-task rows (the centre of mass) are the last ``m − ms``
+            and every DoF's run extends over them.
         z: ``(m,)`` filter state of the effector task (in/out).
         z_e: ``(m,)`` the measured error ``z`` last saw (in/out); used when ``ip[I_WARM]``.
         bz: ``(m,)`` filter state of the null-space task (in/out).
@@ -391,12 +449,13 @@ def fik_loop(q, lower, upper, v, model, task, struct, z, z_e, bz, L, Pm, scal, p
     work2 = (np.empty((nj, 3, 3)), np.empty((nj, 3)), np.empty((n, 3)), np.empty((n, 3)),
              np.empty((k, 3, 3)), np.empty((k, 3)))
     # double buffers: (e, jt, se) at the current pose and at the trial pose
+    ke = se_out.shape[0]  # k sites, then the point tasks
     e = np.empty(m)
     jt = np.zeros((n, m))
-    se = np.empty((k, 2))
+    se = np.empty((ke, 2))
     e2 = np.empty(m)
     jt2 = np.zeros((n, m))
-    se2 = np.empty((k, 2))
+    se2 = np.empty((ke, 2))
     q2 = np.empty(n)
     q_best = q.copy()
     veff = np.empty(n)

@@ -538,7 +538,14 @@ class _Layout:
 def _problem_arrays(problem: IKProblem) -> _Layout:
     skel = problem.skeleton
     cache = _skeleton_arrays(skel)[5]
-    key = (problem.sites.tobytes(), problem.rows.tobytes())
+    for t in problem.tasks:
+        if t.kind != "points":
+            raise ShapeError(
+                f"task {t.name!r} ({type(t).__name__}, kind {t.kind!r}) has no block in FIK's "
+                "compiled loop (site poses and point combinations such as the centre of mass "
+                "do); solve it with solver='dls' or 'pinv'")
+    mx = sum(t.rows for t in problem.tasks)
+    key = (problem.sites.tobytes(), problem.rows.tobytes(), mx)
     hit = cache.get(key)
     if hit is not None:
         return hit
@@ -555,11 +562,11 @@ def _problem_arrays(problem: IKProblem) -> _Layout:
     lay.sites = np.ascontiguousarray(sites[perm])
     lay.rows = np.ascontiguousarray(rows[perm])
     lay.rstart = np.ascontiguousarray(np.concatenate([[0], np.cumsum(lay.rows)[:-1]]).astype(np.int64))
-    m = int(rows.sum())
+    ms = int(rows.sum())
     prob_rstart = np.concatenate([[0], np.cumsum(rows)[:-1]])
     lay.row_perm = np.concatenate(
-        [prob_rstart[i] + np.arange(rows[i]) for i in perm]).astype(np.int64) if m else \
-        np.zeros(0, dtype=np.int64)
+        [prob_rstart[i] + np.arange(rows[i]) for i in perm] + [np.arange(ms, ms + mx)]
+    ).astype(np.int64) if ms + mx else np.zeros(0, dtype=np.int64)
     site_of_row = np.repeat(np.arange(len(perm)), lay.rows).astype(np.int64)
     mask = np.asarray(skel.site_dof_mask)[lay.sites]  # (k, n): DoF moves internal site i
     n = skel.n_dof
@@ -572,8 +579,14 @@ def _problem_arrays(problem: IKProblem) -> _Layout:
                 raise AssertionError(f"sites moved by DoF {d} are not contiguous")
             r0[d] = lay.rstart[moved[0]]
             r1[d] = lay.rstart[moved[-1]] + lay.rows[moved[-1]]
-    lay.struct = (r0, r1, site_of_row)
-    for arr in (lay.perm, lay.sites, lay.rows, lay.rstart, lay.row_perm, r0, r1, site_of_row):
+    rs1 = r1.copy()
+    if mx:
+        # point tasks (the centre of mass) depend on every DoF: each run extends to the last
+        # row (rows between a DoF's sites and the point rows stay zero in the Jacobian)
+        r0[r0 == r1] = ms
+        r1[:] = ms + mx
+    lay.struct = (r0, r1, site_of_row, rs1)
+    for arr in (lay.perm, lay.sites, lay.rows, lay.rstart, lay.row_perm, r0, r1, site_of_row, rs1):
         arr.setflags(write=False)
     if len(cache) > 64:
         cache.clear()
@@ -692,11 +705,51 @@ def _context(problem: IKProblem, s: _Setup, form: int) -> _Context:
 
 
 def _task_arrays(problem: IKProblem, lay: _Layout) -> tuple:
+    xb = _point_block(problem)
     if lay.identity:
-        return (problem.positions, problem.rotations, lay.rows, problem.weights, lay.rstart)
+        return (problem.positions, problem.rotations, lay.rows, problem.weights, lay.rstart, xb)
     pm = lay.perm
     return (problem.positions[pm], problem.rotations[pm], lay.rows, problem.weights[pm],
-            lay.rstart)
+            lay.rstart, xb)
+
+
+def _point_block(problem: IKProblem) -> tuple:
+    """Kernel arrays of the point-combination tasks (:func:`._fik_kernels._point_tasks`)."""
+    skel = problem.skeleton
+    cache = _skeleton_arrays(skel)[5]
+    if not problem.tasks:
+        xb = cache.get("no_points")
+        if xb is None:
+            i0, f0 = np.zeros(0, dtype=np.int64), np.zeros(0)
+            xb = cache["no_points"] = (i0, np.zeros((0, 3)), f0, np.zeros(1, dtype=np.int64), i0,
+                                       i0, f0, f0.copy(), _dof_joint(skel))
+        return xb
+    pj, po, pc, start, rt, ra, rw, tg = [], [], [], [0], [], [], [], []
+    for t, task in enumerate(problem.tasks):
+        j, o, c = task.points(skel)
+        pj.append(j)
+        po.append(o)
+        pc.append(c)
+        start.append(start[-1] + len(j))
+        for ax in task.axes:
+            rt.append(t)
+            ra.append(ax)
+            rw.append(task.weight)
+            tg.append(task.target[ax])
+    return (np.ascontiguousarray(np.concatenate(pj), dtype=np.int64),
+            np.ascontiguousarray(np.concatenate(po), dtype=float),
+            np.ascontiguousarray(np.concatenate(pc), dtype=float),
+            np.array(start, dtype=np.int64), np.array(rt, dtype=np.int64),
+            np.array(ra, dtype=np.int64), np.array(rw, dtype=float), np.array(tg, dtype=float),
+            _dof_joint(skel))
+
+
+def _dof_joint(skel: Skeleton) -> np.ndarray:
+    cache = _skeleton_arrays(skel)[5]
+    dj = cache.get("dof_joint")
+    if dj is None:
+        dj = cache["dof_joint"] = np.ascontiguousarray(skel.dof_joint, dtype=np.int64)
+    return dj
 
 
 def _clipped_q(c: _Context, q0: Any) -> np.ndarray:
@@ -772,7 +825,7 @@ def _execute(c: _Context, q: np.ndarray, state: FIKState | None, fp: np.ndarray,
 
     info = np.zeros(4, dtype=np.int64)
     fout = np.zeros(2)
-    se = np.zeros((k, 2))
+    se = np.zeros((k + len(problem.tasks), 2))
     skel = c.skel
     nj, ns = skel.n_joints, skel.n_sites
     frames = (np.empty((nj, 3, 3)), np.empty((nj, 3)), np.empty((ns, 3, 3)), np.empty((ns, 3)),
@@ -789,7 +842,8 @@ def _execute(c: _Context, q: np.ndarray, state: FIKState | None, fp: np.ndarray,
     if not lay.identity:
         se_int = se
         se = np.empty_like(se_int)
-        se[lay.perm] = se_int
+        se[lay.perm] = se_int[:k]
+        se[k:] = se_int[k:]
     new_state = FIKState(
         form=c.name, n_dof=n, sites=problem.sites, rows=problem.rows,
         row_perm=lay.row_perm, z=_ro(z),
@@ -797,9 +851,9 @@ def _execute(c: _Context, q: np.ndarray, state: FIKState | None, fp: np.ndarray,
         factor=_ro(L if s.gain_kind == "full" else Pm), scalar=float(scal[0]),
         gain_q=_ro(p_q), gain_valid=bool(ip[K.I_PVALID]), blocked=_ro(blocked),
         h=float(fp[K.F_H]), refreshes=int(info[2]), rejected=int(info[3]))
-    names = problem.site_names
+    names = problem.item_names if problem.tasks else problem.site_names
     err = {nm: float(se[i, 0]) for i, nm in enumerate(names)}
-    ang = {nm: float(se[i, 1]) for i, nm in enumerate(names) if problem.rows[i] == 6}
+    ang = {nm: float(se[i, 1]) for i, nm in enumerate(problem.site_names) if problem.rows[i] == 6}
     q.setflags(write=False)
     fk = FKResult(_ro(frames[0]), _ro(frames[1]), _ro(frames[2]), _ro(frames[3]))
     return IKResult(q=q, converged=reason == "converged", iterations=iterations, error=err,
@@ -896,8 +950,17 @@ class PreparedFIK:
         self._pos = np.ascontiguousarray(problem.positions[lay.perm])
         self._rot = np.ascontiguousarray(problem.rotations[lay.perm])
         self._task = (self._pos, self._rot, lay.rows, np.ascontiguousarray(problem.weights[lay.perm]),
-                      lay.rstart)
+                      lay.rstart, _point_block(problem))
         self._index = {nm: i for i, nm in enumerate(problem.site_names)}
+        self._task_rows: dict[str, tuple[int, int]] = {}
+        r = 0
+        for t, task in enumerate(problem.tasks):
+            self._task_rows[task.name] = (t, r)
+            r += task.rows
+        if problem.tasks:  # own copy of the point block: its targets change per frame
+            xb = list(self._task[5])
+            xb[7] = xb[7].copy()
+            self._task = (*self._task[:5], tuple(xb))
         self._inv = np.empty(c.k, dtype=np.int64)  # problem index -> internal index
         self._inv[lay.perm] = np.arange(c.k)
         # reference task: the prepared weights (gain · weight per DoF) apply to any per-frame
@@ -1004,6 +1067,12 @@ class PreparedFIK:
         rows = self.problem.rows
         for name, tgt in targets.items():
             i = self._index.get(name)
+            if i is None and name in self._task_rows:
+                t, r = self._task_rows[name]
+                task = self.problem.tasks[t].with_target(tgt)  # validates
+                xtarget = self._task[5][7]
+                xtarget[r:r + task.rows] = task.target[list(task.axes)]
+                continue
             if i is None:
                 raise UnknownNameError(
                     f"site {name!r} is not part of this problem; its sites are "

@@ -84,7 +84,7 @@ def prepare_ik(
     Args:
         skel, q0, targets, solver, weights, pinned, pin_rotation: as :func:`animik.solve_ik`
             (pinned sites hold their pose at ``q0``; ``targets`` give the sites and the
-            initial target poses).
+            initial target poses); task keywords (``com=...``) and ``tasks=`` too.
         **options: solver options (validated now; a bad one raises here, not per frame).
 
     Returns:
@@ -94,8 +94,11 @@ def prepare_ik(
     Raises:
         UnknownNameError, ShapeError: as :func:`animik.solve_ik`.
     """
+    from . import split_task_args
+
     problem = build_problem(skel, q0, targets, weights=weights, pinned=pinned,
-                            pin_rotation=pin_rotation)
+                            pin_rotation=pin_rotation, tasks=options.pop("tasks", ()),
+                            **split_task_args(options))
     return prepare_problem(problem, solver, **options)
 
 
