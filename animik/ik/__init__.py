@@ -73,6 +73,8 @@ def solve_ik(
 
 def split_task_args(options: dict[str, Any]) -> dict[str, Any]:
     """Remove and return the task keywords (``com=...``, :mod:`animik.ik.tasks`) of ``options``."""
+    if not options:
+        return {}
     from .tasks import keyword_modules
 
     kws = keyword_modules()

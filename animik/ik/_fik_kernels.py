@@ -79,7 +79,7 @@ def evaluate(q, model, task, struct, work, e, jt, se):
     sites_one(Rw, pw, sj, so, sr, sel, sR, sp)
     task_error(sp, sR, ref_p, ref_R, rows, weights, e, se)
     n = jt.shape[0]
-    if xb[3].shape[0] > 1:
+    if xb[0][0] > 0:
         _point_tasks(Rw, pw, par, dt, wax, wpt, xb, e, jt, se)
     for d in range(n):
         a = r0[d]
@@ -120,13 +120,31 @@ def evaluate(q, model, task, struct, work, e, jt, se):
 def _point_tasks(Rw, pw, par, dt, wax, wpt, xb, e, jt, se):
     """Rows of the point-combination tasks (the centre of mass), after the site rows.
 
-    ``xb = (pt_joint, pt_off, pt_coef, pt_start (T+1,), row_task, row_axis, row_w, row_target,
-    dof_joint)``: task ``t`` is ``Σ coef_p · x_p`` over points ``pt_start[t]:pt_start[t+1]``;
-    its rows (one per axis) are ``w (target − value[axis])``, its Jacobian columns the rigid
-    motion of each DoF's subtree (:func:`animik._kernels.point_sums`). Dense: every DoF's run
-    extends over these rows. ``se[k + t, 0]`` gets the task's unweighted error norm.
+    ``xb = (xi, xf)`` packs the block in two arrays (one cheap argument for the dispatcher):
+    ``xi = [T, P, mx, pt_joint (P), pt_start (T+1), row_task (mx), row_axis (mx),
+    dof_joint (n)]``, ``xf = [pt_off (3P), pt_coef (P), row_w (mx), row_target (mx)]``. Task
+    ``t`` is ``Σ coef · x_p`` over points ``pt_start[t]:pt_start[t+1]``; its rows (one per
+    axis) are ``w (target − value[axis])``, its Jacobian columns the rigid motion of each
+    DoF's subtree (:func:`animik._kernels.point_sums`). Dense: every DoF's run extends over
+    these rows. ``se[k + t, 0]`` gets the task's unweighted error norm.
     """
-    pt_joint, pt_off, pt_coef, pt_start, row_task, row_axis, row_w, row_target, dof_joint = xb
+    xi, xf = xb
+    T = xi[0]
+    P = xi[1]
+    o = 3
+    pt_joint = xi[o:o + P]
+    o += P
+    pt_start = xi[o:o + T + 1]
+    o += T + 1
+    row_task = xi[o:o + xi[2]]
+    o += xi[2]
+    row_axis = xi[o:o + xi[2]]
+    o += xi[2]
+    dof_joint = xi[o:]
+    pt_off = xf[:3 * P].reshape((P, 3))
+    pt_coef = xf[3 * P:4 * P]
+    row_w = xf[4 * P:4 * P + xi[2]]
+    row_target = xf[4 * P + xi[2]:4 * P + 2 * xi[2]]
     T = pt_start.shape[0] - 1
     mx = row_task.shape[0]
     ms = e.shape[0] - mx

@@ -355,7 +355,7 @@ def _tuning_options(skel: Skeleton, tuning: Any, fixed: bool) -> dict[str, Any]:
 class _Setup:
     """Validated numeric inputs of the kernel for one solve."""
 
-    __slots__ = ("fp", "ip", "v", "ref_q", "ref_w", "gain_kind", "P_const", "callback",
+    __slots__ = ("contexts", "fp", "ip", "v", "ref_q", "ref_w", "gain_kind", "P_const", "callback",
                  "cold", "o", "tuning_id", "hinf")
 
 
@@ -363,6 +363,7 @@ def _setup(problem: IKProblem, o: dict[str, Any], form: int) -> _Setup:
     skel = problem.skeleton
     m = problem.m
     s = _Setup()
+    s.contexts = {}  # _Layout -> _Context
     s.o = o
     fp = np.zeros(K.N_FP)
     ip = np.zeros(K.N_IP, dtype=np.int64)
@@ -682,30 +683,42 @@ class _Context:
     kernel model / task / structure arrays, limits, parameter vectors (built once per
     :class:`PreparedFIK`, or per call of :func:`solve` from the caches)."""
 
-    __slots__ = ("problem", "s", "name", "fixed", "n", "m", "k", "lay", "model", "struct",
-                 "lower", "upper", "centre", "half", "all_sites", "skel")
+    __slots__ = ("s", "name", "fixed", "n", "m", "k", "lay", "model", "struct",
+                 "lower", "upper", "centre", "half", "all_sites", "skel", "no_frames")
 
 
 def _context(problem: IKProblem, s: _Setup, form: int) -> _Context:
+    """The context of ``problem``'s layout with setup ``s`` (cached on ``s`` per layout)."""
+    lay = _problem_arrays(problem)
+    ctxs = s.contexts
+    c = ctxs.get(lay)
+    if c is not None:
+        return c
     c = _Context()
     skel = problem.skeleton
-    c.problem, c.s, c.skel = problem, s, skel
+    c.s, c.skel = s, skel
     c.fixed = form == K.FORM_FIXED
     c.name = NAME_FIXED if c.fixed else NAME
     c.n, c.m, c.k = skel.n_dof, problem.m, problem.k
     margs, c.lower, c.upper, c.centre, c.half, cache = _skeleton_arrays(skel)
-    c.lay = _problem_arrays(problem)
+    c.lay = lay
     c.struct = c.lay.struct
     c.model = (*margs[:9], c.lay.sites, margs[9])
     all_sites = cache.get("all_sites")
     if all_sites is None:
         all_sites = cache["all_sites"] = np.arange(skel.n_sites, dtype=np.int64)
+        cache["no_frames"] = (np.empty((0, 3, 3)), np.empty((0, 3)), np.empty((0, 3, 3)),
+                              np.empty((0, 3)), all_sites)
     c.all_sites = all_sites
+    c.no_frames = cache["no_frames"]
+    if len(ctxs) > 16:
+        ctxs.clear()
+    ctxs[lay] = c
     return c
 
 
 def _task_arrays(problem: IKProblem, lay: _Layout) -> tuple:
-    xb = _point_block(problem)
+    xb = _point_block(problem) if problem.tasks else _no_points(problem.skeleton)
     if lay.identity:
         return (problem.positions, problem.rotations, lay.rows, problem.weights, lay.rstart, xb)
     pm = lay.perm
@@ -714,21 +727,16 @@ def _task_arrays(problem: IKProblem, lay: _Layout) -> tuple:
 
 
 def _point_block(problem: IKProblem) -> tuple:
-    """Kernel arrays of the point-combination tasks (:func:`._fik_kernels._point_tasks`)."""
+    """Kernel arrays ``(xi, xf)`` of the point-combination tasks (layout:
+    :func:`._fik_kernels._point_tasks`)."""
     skel = problem.skeleton
-    cache = _skeleton_arrays(skel)[5]
     if not problem.tasks:
-        xb = cache.get("no_points")
-        if xb is None:
-            i0, f0 = np.zeros(0, dtype=np.int64), np.zeros(0)
-            xb = cache["no_points"] = (i0, np.zeros((0, 3)), f0, np.zeros(1, dtype=np.int64), i0,
-                                       i0, f0, f0.copy(), _dof_joint(skel))
-        return xb
+        return _no_points(skel)
     pj, po, pc, start, rt, ra, rw, tg = [], [], [], [0], [], [], [], []
     for t, task in enumerate(problem.tasks):
         j, o, c = task.points(skel)
         pj.append(j)
-        po.append(o)
+        po.append(np.asarray(o, dtype=float).reshape(-1))
         pc.append(c)
         start.append(start[-1] + len(j))
         for ax in task.axes:
@@ -736,12 +744,28 @@ def _point_block(problem: IKProblem) -> tuple:
             ra.append(ax)
             rw.append(task.weight)
             tg.append(task.target[ax])
-    return (np.ascontiguousarray(np.concatenate(pj), dtype=np.int64),
-            np.ascontiguousarray(np.concatenate(po), dtype=float),
-            np.ascontiguousarray(np.concatenate(pc), dtype=float),
-            np.array(start, dtype=np.int64), np.array(rt, dtype=np.int64),
-            np.array(ra, dtype=np.int64), np.array(rw, dtype=float), np.array(tg, dtype=float),
-            _dof_joint(skel))
+    P, T, mx = start[-1], len(problem.tasks), len(rt)
+    xi = np.concatenate([[T, P, mx], *pj, start, rt, ra, _dof_joint(skel)]).astype(np.int64)
+    xf = np.concatenate([*po, *pc, rw, tg]).astype(float)
+    return (xi, xf)
+
+
+def _point_targets(xb: tuple) -> np.ndarray:
+    """The writable view of the row targets inside a point block's ``xf``."""
+    xi, xf = xb
+    P, mx = int(xi[1]), int(xi[2])
+    return xf[4 * P + mx:4 * P + 2 * mx]
+
+
+def _no_points(skel: Skeleton) -> tuple:
+    """The (cached) empty point block of a problem without point tasks."""
+    try:
+        return skel.__dict__["_fik_no_points"]
+    except KeyError:
+        pass
+    xb = (np.zeros(3, dtype=np.int64), np.zeros(0))
+    skel.__dict__["_fik_no_points"] = xb  # frozen dataclass: cache like cached_property does
+    return xb
 
 
 def _dof_joint(skel: Skeleton) -> np.ndarray:
@@ -752,13 +776,13 @@ def _dof_joint(skel: Skeleton) -> np.ndarray:
     return dj
 
 
-def _clipped_q(c: _Context, q0: Any) -> np.ndarray:
+def _clipped_q(c: _Context, problem: IKProblem, q0: Any) -> np.ndarray:
     """A fresh copy of ``q0`` within the limits (fast path for a float64 ``(n,)`` array)."""
     if type(q0) is np.ndarray and q0.dtype == np.float64 and q0.shape == (c.n,):
         if not math.isfinite(q0.sum()):  # NaN and inf propagate into the sum
             raise ShapeError("q0 contains NaN or infinite values")
         return np.minimum(np.maximum(q0, c.lower), c.upper)
-    return check_q0(c.problem, q0)
+    return check_q0(problem, q0)
 
 
 def _solve(problem: IKProblem, q0: np.ndarray, options: Mapping[str, Any], form: int) -> IKResult:
@@ -774,17 +798,20 @@ def _solve(problem: IKProblem, q0: np.ndarray, options: Mapping[str, Any], form:
                 f"variable-step form (solver 'fik'); solver 'fik_fixed' has no step h")
     s = _cached_setup(problem, options, form)
     c = _context(problem, s, form)
-    q = _clipped_q(c, q0)
+    q = _clipped_q(c, problem, q0)
     state = _check_state(options.get("state", None), problem, c.name)
-    return _execute(c, q, state, s.fp.copy(), s.ip.copy(), _task_arrays(problem, c.lay),
-                    s.ref_q, s.ref_w)
+    return _execute(c, problem, q, state, s.fp.copy(), s.ip.copy(), _task_arrays(problem, c.lay),
+                    s.ref_q, s.ref_w, False)
 
 
-def _execute(c: _Context, q: np.ndarray, state: FIKState | None, fp: np.ndarray, ip: np.ndarray,
-             task: tuple, ref_q: np.ndarray, ref_w: np.ndarray) -> IKResult:
+def _execute(c: _Context, problem: IKProblem, q: np.ndarray, state: FIKState | None,
+             fp: np.ndarray, ip: np.ndarray, task: tuple, ref_q: np.ndarray, ref_w: np.ndarray,
+             want_frames: bool) -> IKResult:
     """Run the kernel from ``q`` (a fresh, clipped copy; becomes ``result.q``) and build the
-    result. ``fp`` / ``ip`` are this call's parameter vectors (modified)."""
-    s, problem, lay = c.s, c.problem, c.lay
+    result. ``fp`` / ``ip`` are this call's parameter vectors (modified). ``want_frames``: the
+    kernel copies out the frames at the final pose (``result.fk`` without a second FK pass;
+    otherwise ``result.fk`` is computed on first access)."""
+    s, lay = c.s, c.lay
     n, m, k, fixed = c.n, c.m, c.k, c.fixed
     zs = np.zeros((3, m))  # z, z_e, bz (state views)
     z, z_e, bz = zs[0], zs[1], zs[2]
@@ -827,9 +854,12 @@ def _execute(c: _Context, q: np.ndarray, state: FIKState | None, fp: np.ndarray,
     fout = np.zeros(2)
     se = np.zeros((k + len(problem.tasks), 2))
     skel = c.skel
-    nj, ns = skel.n_joints, skel.n_sites
-    frames = (np.empty((nj, 3, 3)), np.empty((nj, 3)), np.empty((ns, 3, 3)), np.empty((ns, 3)),
-              c.all_sites)
+    if want_frames:
+        nj, ns = skel.n_joints, skel.n_sites
+        frames = (np.empty((nj, 3, 3)), np.empty((nj, 3)), np.empty((ns, 3, 3)),
+                  np.empty((ns, 3)), c.all_sites)
+    else:
+        frames = c.no_frames
     if s.callback is None:
         K.fik_loop(q, c.lower, c.upper, s.v, c.model, task, c.struct, z, z_e, bz, L, Pm, scal,
                    p_q, blocked, c.centre, c.half, ref_q, ref_w, fp, ip, info, fout, se, frames)
@@ -855,9 +885,14 @@ def _execute(c: _Context, q: np.ndarray, state: FIKState | None, fp: np.ndarray,
     err = {nm: float(se[i, 0]) for i, nm in enumerate(names)}
     ang = {nm: float(se[i, 1]) for i, nm in enumerate(problem.site_names) if problem.rows[i] == 6}
     q.setflags(write=False)
-    fk = FKResult(_ro(frames[0]), _ro(frames[1]), _ro(frames[2]), _ro(frames[3]))
+    if want_frames:
+        fk = FKResult(_ro(frames[0]), _ro(frames[1]), _ro(frames[2]), _ro(frames[3]))
+        return IKResult(q=q, converged=reason == "converged", iterations=iterations, error=err,
+                        angle_error=ang, state=new_state, reason=reason, solver=c.name,
+                        _frames=fk)
     return IKResult(q=q, converged=reason == "converged", iterations=iterations, error=err,
-                    angle_error=ang, state=new_state, reason=reason, solver=c.name, _frames=fk)
+                    angle_error=ang, state=new_state, reason=reason, solver=c.name,
+                    _skeleton=skel)
 
 
 def _loop_with_callback(s: _Setup, fp, ip, q, lower, upper, model, task, struct, z, z_e,
@@ -958,9 +993,8 @@ class PreparedFIK:
             self._task_rows[task.name] = (t, r)
             r += task.rows
         if problem.tasks:  # own copy of the point block: its targets change per frame
-            xb = list(self._task[5])
-            xb[7] = xb[7].copy()
-            self._task = (*self._task[:5], tuple(xb))
+            xi, xf = self._task[5]
+            self._task = (*self._task[:5], (xi, xf.copy()))
         self._inv = np.empty(c.k, dtype=np.int64)  # problem index -> internal index
         self._inv[lay.perm] = np.arange(c.k)
         # reference task: the prepared weights (gain · weight per DoF) apply to any per-frame
@@ -1030,7 +1064,7 @@ class PreparedFIK:
                 self._pos[:] = positions[c.lay.perm]
         if targets is not None:
             self._set_targets(targets)
-        q = _clipped_q(c, q)
+        q = _clipped_q(c, self.problem, q)
         if state is not None and state is not self._state:
             state = _check_state(state, self.problem, c.name)
             self._state = state
@@ -1054,7 +1088,7 @@ class PreparedFIK:
             ref_q, ref_w = self._ref_q, self._ref_w_frame
             ip[K.I_REF] = 1
             ip[K.I_WAITNULL] = 1
-        result = _execute(c, q, state, fp, ip, self._task, ref_q, ref_w)
+        result = _execute(c, self.problem, q, state, fp, ip, self._task, ref_q, ref_w, True)
         self._state = result.state
         return result
 
@@ -1070,8 +1104,7 @@ class PreparedFIK:
             if i is None and name in self._task_rows:
                 t, r = self._task_rows[name]
                 task = self.problem.tasks[t].with_target(tgt)  # validates
-                xtarget = self._task[5][7]
-                xtarget[r:r + task.rows] = task.target[list(task.axes)]
+                _point_targets(self._task[5])[r:r + task.rows] = task.target[list(task.axes)]
                 continue
             if i is None:
                 raise UnknownNameError(

@@ -309,6 +309,8 @@ def build_problem(
 def _extra_tasks(skel: Skeleton, q0: np.ndarray, tasks: Iterable[Task],
                  task_args: Mapping[str, Any], site_names: list[str]) -> list[Task]:
     """Validated further tasks: Task objects and keyword tasks (``com=...``)."""
+    if not tasks and not task_args:
+        return []
     from .tasks import keyword_modules
 
     out: list[Task] = []
