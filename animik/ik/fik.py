@@ -963,7 +963,15 @@ class PreparedFIK:
             raise ShapeError(f"problem must be an IKProblem (see animik.ik.build_problem), got "
                              f"{type(problem).__name__}")
         options = dict(options)
-        state = options.pop("state", None)
+        if options.get("state") is not None:
+            raise ShapeError("state is per frame: pass it to solve(q, state=...), not to "
+                             "prepare_ik")
+        options.pop("state", None)
+        # reference_weights may come without a reference: the reference pose is then given
+        # per frame (solve(q, reference=...)) and weighted by them
+        ref_weights = options.get("reference_weights")
+        if options.get("reference") is None and ref_weights is not None:
+            options.pop("reference_weights")
         if "callback" in options and options["callback"] is not None:
             raise ShapeError("callback is not supported by a prepared solve (it steps the kernel "
                              "one iteration per call); use solve_ik(..., callback=...)")
@@ -979,7 +987,7 @@ class PreparedFIK:
         c = self._c
         self.problem = problem
         self.site_names = problem.site_names
-        self._state = _check_state(state, problem, c.name)
+        self._state = None
         lay = c.lay
         # task buffers in the kernel's (depth-first) site order, refilled per frame
         self._pos = np.ascontiguousarray(problem.positions[lay.perm])
@@ -1000,10 +1008,12 @@ class PreparedFIK:
         # reference task: the prepared weights (gain · weight per DoF) apply to any per-frame
         # reference pose given as an array
         g = _check_real("reference_gain", o["reference_gain"], 0.0, 1.0, lo_open=True)
-        if o["reference_weights"] is None:
+        if ref_weights is None:
+            ref_weights = o["reference_weights"]
+        if ref_weights is None:
             self._ref_w_frame = np.full(c.n, g)
         else:
-            w, _ = per_dof(problem.skeleton, "reference_weights", o["reference_weights"], 0.0,
+            w, _ = per_dof(problem.skeleton, "reference_weights", ref_weights, 0.0,
                            positive=True)
             if not np.any(w > 0):
                 raise ShapeError("reference task has no DoF with a positive weight")

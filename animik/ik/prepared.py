@@ -32,7 +32,9 @@ class PreparedSolver:
         self.problem = problem
         self.site_names = problem.site_names
         self._options = dict(options)
-        self._options.pop("state", None)
+        if self._options.pop("state", None) is not None:
+            raise ShapeError("state is per frame: pass it to solve(q, state=...), not to "
+                             "prepare_ik")
 
     @property
     def positions(self) -> np.ndarray:

@@ -61,6 +61,14 @@ def test_prepared_reference_per_frame_equals_option():
     rc = prep.solve(q0)
     rd = solve_problem(problem, q0, reference_gain=0.3)
     assert np.array_equal(rc.q, rd.q)
+    # per-DoF reference weights prepared without a reference weight each frame's reference
+    w = np.linspace(0.0, 1.0, skel.n_dof)
+    prep_w = prepare_problem(problem, reference_gain=0.3, reference_weights=w)
+    ref = np.clip(q0 + 0.05, skel.lower, skel.upper)
+    ra = prep_w.solve(q0, reference=ref, max_iterations=7)
+    rb = solve_problem(problem, q0, reference=ref, reference_gain=0.3, reference_weights=w,
+                       max_iterations=7)
+    assert np.array_equal(ra.q, rb.q)
 
 
 @pytest.mark.parametrize("solver", ["fik", "fik_fixed", "dls"])
@@ -102,6 +110,8 @@ def test_prepared_validates_at_the_boundary():
         prepare_ik(skel, q0, targets, callback=lambda *a: None)
     with pytest.raises(UnknownNameError, match="solver"):
         prepare_ik(skel, q0, targets, solver="nope")
+    with pytest.raises(ShapeError, match="per frame"):
+        prepare_ik(skel, q0, targets, state=solve_ik(skel, q0, targets).state)
     prep = prepare_ik(skel, q0, targets)
     with pytest.raises(ShapeError, match="positions"):
         prep.solve(q0, positions=np.zeros((2, 3)))
