@@ -461,11 +461,15 @@ def fik_loop(q, lower, upper, v, model, task, struct, z, z_e, bz, L, Pm, scal, p
     k = sel.shape[0]
     m = z.shape[0]
     nj = par.shape[0]
-    # double-buffered like (e, jt, se): after an accepted step `work` holds the frames at q
+    # double-buffered like (e, jt, se) when the caller wants the final frames: after an
+    # accepted step `work` holds the frames at q (otherwise one buffer: evaluate overwrites all
+    # of it before reading)
     work = (np.empty((nj, 3, 3)), np.empty((nj, 3)), np.empty((n, 3)), np.empty((n, 3)),
             np.empty((k, 3, 3)), np.empty((k, 3)))
-    work2 = (np.empty((nj, 3, 3)), np.empty((nj, 3)), np.empty((n, 3)), np.empty((n, 3)),
-             np.empty((k, 3, 3)), np.empty((k, 3)))
+    work2 = work
+    if frames_out[0].shape[0] == nj:
+        work2 = (np.empty((nj, 3, 3)), np.empty((nj, 3)), np.empty((n, 3)), np.empty((n, 3)),
+                 np.empty((k, 3, 3)), np.empty((k, 3)))
     # double buffers: (e, jt, se) at the current pose and at the trial pose
     ke = se_out.shape[0]  # k sites, then the point tasks
     e = np.empty(m)

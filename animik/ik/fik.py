@@ -539,13 +539,15 @@ class _Layout:
 def _problem_arrays(problem: IKProblem) -> _Layout:
     skel = problem.skeleton
     cache = _skeleton_arrays(skel)[5]
-    for t in problem.tasks:
-        if t.kind != "points":
-            raise ShapeError(
-                f"task {t.name!r} ({type(t).__name__}, kind {t.kind!r}) has no block in FIK's "
-                "compiled loop (site poses and point combinations such as the centre of mass "
-                "do); solve it with solver='dls' or 'pinv'")
-    mx = sum(t.rows for t in problem.tasks)
+    mx = 0
+    if problem.tasks:
+        for t in problem.tasks:
+            if t.kind != "points":
+                raise ShapeError(
+                    f"task {t.name!r} ({type(t).__name__}, kind {t.kind!r}) has no block in "
+                    "FIK's compiled loop (site poses and point combinations such as the centre "
+                    "of mass do); solve it with solver='dls' or 'pinv'")
+        mx = sum(t.rows for t in problem.tasks)
     key = (problem.sites.tobytes(), problem.rows.tobytes(), mx)
     hit = cache.get(key)
     if hit is not None:

@@ -59,7 +59,8 @@ class IKProblem:
 
     @property
     def m(self) -> int:
-        return int(self.rows.sum()) + sum(t.rows for t in self.tasks)
+        ms = int(self.rows.sum())
+        return ms + sum(t.rows for t in self.tasks) if self.tasks else ms
 
     @property
     def k(self) -> int:
