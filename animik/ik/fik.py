@@ -451,10 +451,11 @@ def _setup(problem: IKProblem, o: dict[str, Any], form: int) -> _Setup:
     ip[K.I_LIMNULL] = 1 if limits else 0
     fp[K.F_LIMGAIN] = _check_real("limit_gain", o["limit_gain"], 0.0, 1.0)
     fp[K.F_LIMMARGIN] = _check_real("limit_margin", o["limit_margin"], 0.0, None, lo_open=True)
-    from .nullspace import reference_task
+    from .tasks import posture
 
-    s.ref_q, s.ref_w = reference_task(skel, o["reference"], o["reference_gain"],
-                                      o["reference_weights"])
+    # the posture task (tasks/posture.py) lowered to the kernel's (bq, gain·weight) arrays
+    task = posture.from_options(skel, o["reference"], o["reference_gain"], o["reference_weights"])
+    s.ref_q, s.ref_w = (None, None) if task is None else (task.reference, task.gain_weights)
     ip[K.I_REF] = 1 if s.ref_w is not None else 0
     if s.ref_w is None:
         s.ref_q = _zeros(skel.n_dof)
@@ -496,9 +497,10 @@ def _skeleton_arrays(skel: Skeleton) -> tuple:
         return _SKEL_CACHE[skel]
     except KeyError:
         pass
-    from .nullspace import limit_centre_halfwidth
+    from .tasks import limits
 
-    centre, half = limit_centre_halfwidth(skel)
+    lim = limits.for_skeleton(skel)  # the limit task's range centres and half-widths
+    centre, half = lim.centre, lim.half
     args = _model_args(skel)
     out = (args, np.ascontiguousarray(skel.lower, dtype=float),
            np.ascontiguousarray(skel.upper, dtype=float), centre, half, {})

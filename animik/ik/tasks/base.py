@@ -87,8 +87,10 @@ class Task:
         return float(np.linalg.norm(error)), 0.0
 
     def points(self, skel: Skeleton) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-        """``kind == "points"``: ``(joint (P,), offset (P, 3), coefficient (P,))`` — the task's
-        current value is ``Σ_p coef_p · (world point p)`` on the axes :attr:`axes`."""
+        """``kind == "points"``: ``(joint (P,), offset (P, 3) m, coefficient (P,))`` — the
+        task's current value is ``Σ_p coef_p · (world point p)``; such a task also has
+        ``axes`` (its rows: a tuple of 0/1/2 for x/y/z) and ``target`` ``(3,)`` (m), which is
+        all FIK's compiled point block needs (see :mod:`animik.ik.tasks.com`)."""
         raise NotImplementedError(f"task {self.name!r} is not a point-combination task")
 
     def with_target(self, value) -> Task:
