@@ -35,7 +35,7 @@ from typing import Any
 import numpy as np
 
 from ..errors import OptionError, ShapeError, SkeletonError, UnknownNameError, names_hint
-from ..ik import build_problem, solve_problem
+from ..ik import build_problem, prepare_problem
 from ..ik.tuning import load_tuning
 from ..kinematics import forward_kinematics
 from ..motion import Motion
@@ -371,6 +371,15 @@ class Retargeter:
         has[skel.dof_joint] = True
         return (skel.joint_ancestor_mask & has[None, :]).any(axis=1)
 
+    @property
+    def _ik(self):
+        """The prepared FIK solver of :attr:`problem` (built on first use, options validated
+        once; per frame :meth:`step` passes only targets, reference and state)."""
+        ik = getattr(self, "_prepared_ik", None)
+        if ik is None or ik.problem is not self.problem:
+            ik = self._prepared_ik = prepare_problem(self.problem, "fik", **self._fik_opts)
+        return ik
+
     def _fik_options(self) -> dict[str, Any]:
         t = load_tuning(self.target)
         opts: dict[str, Any] = dict(t.options) if t is not None else {}
@@ -527,21 +536,21 @@ class Retargeter:
         ref = bq
         if edits is not None:
             tg, ref = self._apply_edits(edits, tg, bq)
-        problem = dataclasses.replace(self.problem, positions=tg)
         q0 = state.q if state is not None else ref
-        res = solve_problem(problem, q0, "fik", state=None if state is None else state.fik,
-                            reference=ref,
-                            max_iterations=o.iterations if state is not None else o.first_iterations,
-                            **self._fik_opts)
+        # the trusted per-frame path: problem and options validated once (_ik), per frame only
+        # the targets, the reference pose and the state change
+        ik = self._ik
+        res = ik.solve(q0, positions=tg, reference=ref, state=None if state is None else state.fik,
+                       max_iterations=o.iterations if state is not None else o.first_iterations)
         iters = res.iterations
         conv = self._converged(res.error)
         if not conv and state is not None and res.reason == "max_iterations" \
                 and not self._converged(res.error, o.catch_up) \
                 and float(np.abs(tg - state.targets).max()) > o.jump:
             # a jump in the source (a calibration frame, a cut): keep iterating this frame
-            res = solve_problem(problem, res.q, "fik", state=res.state, reference=ref,
-                                max_iterations=max(o.first_iterations - iters, 1),
-                                **{**self._fik_opts, "stall_window": 5, "stall_rel": 1e-3})
+            res = ik.solve(res.q, reference=ref, state=res.state,
+                           max_iterations=max(o.first_iterations - iters, 1),
+                           stall_window=5, stall_rel=1e-3)
             iters += res.iterations
             conv = self._converged(res.error)
         new = RetargetState(t, res.q, res.state, tuple(feet_state), np.asarray(flags, dtype=bool),

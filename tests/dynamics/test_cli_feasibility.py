@@ -5,11 +5,11 @@ from __future__ import annotations
 import json
 
 import numpy as np
-from animik.io.bvh_compat import write_bvh_compatible
 from conftest import SHARED_BVH, needs_shared
 
 import animik
 from animik.cli import main
+from animik.io.bvh_compat import write_bvh_compatible
 from animik.motion import Motion
 
 

@@ -118,9 +118,8 @@ def test_filter_sfu_walk_is_feasible_with_its_own_accelerations(tmp_path):
 
 
 def test_filter_command_writes_only_finished_clips(tmp_path, capsys):
-    from animik.io.bvh_compat import write_bvh_compatible
-
     from animik.cli import main
+    from animik.io.bvh_compat import write_bvh_compatible
 
     skel = animik.load_rig("body95")
     src = tmp_path / "stand.bvh"

@@ -19,7 +19,7 @@ from animik.dynamics.zmp import (
     support_polygon,
     zmp,
 )
-from animik.errors import ShapeError, UnknownNameError, ValueRangeError
+from animik.errors import UnknownNameError, ValueRangeError
 from animik.motion import Motion
 from animik.skeleton import Joint, Skeleton
 
