@@ -40,8 +40,14 @@ class FKResult(NamedTuple):
     site_positions: np.ndarray
 
 
-def _model_args(skel: Skeleton) -> tuple:
-    # Contiguous arrays in the dtypes the kernels are compiled for; cached per skeleton.
+def kernel_args(skel: Skeleton) -> tuple:
+    """The skeleton as the contiguous arrays the compiled kernels take (cached per skeleton).
+
+    Returns:
+        ``(parents, offsets, rest_rotations, joint_dof_start, dof_type, dof_axis, site_joint,
+        site_offsets, site_rotations, site_dof_mask)`` in the kernels' dtypes; the first six
+        describe the tree and its DoFs (shared by the dynamics kernels).
+    """
     return cached(skel, "kinematics.kernel_args", lambda: _build_model_args(skel))
 
 
@@ -85,7 +91,7 @@ def forward_kinematics(skel: Skeleton, q: np.ndarray) -> FKResult:
     lead = q.shape[:-1]
     qb = np.ascontiguousarray(q.reshape(int(np.prod(lead)), skel.n_dof))
     B, J, S = qb.shape[0], skel.n_joints, skel.n_sites
-    (par, off, rr, ds, dt, dax, sj, so, sr, _m) = _model_args(skel)
+    (par, off, rr, ds, dt, dax, sj, so, sr, _m) = kernel_args(skel)
     Rw = np.empty((B, J, 3, 3))
     pw = np.empty((B, J, 3))
     sR = np.empty((B, S, 3, 3))
@@ -129,7 +135,7 @@ def site_jacobians(
     lead = q.shape[:-1]
     qb = np.ascontiguousarray(q.reshape(int(np.prod(lead)), skel.n_dof))
     B, n, k = qb.shape[0], skel.n_dof, len(sel)
-    (par, off, rr, ds, dt, dax, sj, so, sr, mask) = _model_args(skel)
+    (par, off, rr, ds, dt, dax, sj, so, sr, mask) = kernel_args(skel)
     sp = np.empty((B, k, 3))
     jac = np.empty((B, 6 * k, n))
     K.jac_batch(qb, par, off, rr, ds, dt, dax, sj, so, sr, sel, mask, 6, sp, jac)
@@ -171,10 +177,10 @@ def com_points(skel: Skeleton) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     Raises:
         ShapeError: the skeleton has no mass (``skel.masses`` sums to 0).
     """
-    try:
-        return skel.__dict__["_com_points"]
-    except KeyError:
-        pass
+    return cached(skel, "kinematics.com_points", lambda: _build_com_points(skel))
+
+
+def _build_com_points(skel: Skeleton) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     masses = np.asarray(skel.masses, dtype=float)
     total = float(masses.sum())
     if not total > 0.0:
@@ -185,7 +191,6 @@ def com_points(skel: Skeleton) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
            np.ascontiguousarray(masses[j] / total))
     for a in out:
         a.setflags(write=False)
-    skel.__dict__["_com_points"] = out
     return out
 
 
@@ -194,7 +199,7 @@ def _com_batch(skel: Skeleton, q: np.ndarray, jacobian: bool) -> tuple[np.ndarra
     lead = q.shape[:-1]
     qb = np.ascontiguousarray(q.reshape(int(np.prod(lead)), skel.n_dof))
     B, n = qb.shape[0], skel.n_dof
-    (par, off, rr, ds, dt, dax, *_rest) = _model_args(skel)
+    (par, off, rr, ds, dt, dax, *_rest) = kernel_args(skel)
     pj, po, pc = com_points(skel)
     x = np.empty((B, 3))
     jac = np.empty((B, 3, n) if jacobian else (B, 0, 0))
@@ -249,7 +254,7 @@ class Kinematics:
         self.jacobian = np.zeros((rows * k, n))
         self._wax = np.empty((n, 3))
         self._wpt = np.empty((n, 3))
-        self._args = _model_args(skel)
+        self._args = kernel_args(skel)
 
     def update(self, q: np.ndarray) -> Kinematics:
         """Recompute everything at pose ``q`` ``(n_dof,)`` (float64, C-contiguous; not checked)."""

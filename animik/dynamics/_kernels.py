@@ -17,7 +17,7 @@ from __future__ import annotations
 import numba as nb
 import numpy as np
 
-from .._kernels import _rot_mul
+from .._kernels import fk_one
 
 _JIT = dict(cache=True, nogil=True)
 
@@ -26,58 +26,34 @@ _JIT = dict(cache=True, nogil=True)
 def _pose_axes(q, parents, offsets, rest_rots, dof_start, dof_type, dof_axis, Rw, pw, S):
     """FK of one pose: ``Rw (J,3,3)``, ``pw (J,3)`` and each DoF's spatial axis ``S (n,6)``.
 
-    Revolute DoF with world axis ``w`` through point ``p``: ``S = (w, p x w)``;
-    prismatic DoF: ``S = (0, w)``.
+    The kinematics kernel gives each DoF's world axis ``w`` and the point ``p`` it acts at;
+    revolute: ``S = (w, p x w)``; prismatic: ``S = (0, w)``.
     """
-    J = parents.shape[0]
-    R = np.empty((3, 3))
-    tmp = np.empty((3, 3))
-    t = np.empty(3)
-    for j in range(J):
-        p = parents[j]
-        o = offsets[j]
-        rr = rest_rots[j]
-        if p < 0:
-            for a in range(3):
-                t[a] = o[a]
-                for b in range(3):
-                    R[a, b] = rr[a, b]
+    n = dof_type.shape[0]
+    wax = np.empty((n, 3))
+    wpt = np.empty((n, 3))
+    fk_one(q, parents, offsets, rest_rots, dof_start, dof_type, dof_axis, Rw, pw, wax, wpt)
+    for k in range(n):
+        w0 = wax[k, 0]
+        w1 = wax[k, 1]
+        w2 = wax[k, 2]
+        if dof_type[k] == 0:
+            t0 = wpt[k, 0]
+            t1 = wpt[k, 1]
+            t2 = wpt[k, 2]
+            S[k, 0] = w0
+            S[k, 1] = w1
+            S[k, 2] = w2
+            S[k, 3] = t1 * w2 - t2 * w1
+            S[k, 4] = t2 * w0 - t0 * w2
+            S[k, 5] = t0 * w1 - t1 * w0
         else:
-            Rp = Rw[p]
-            for a in range(3):
-                t[a] = pw[p, a] + Rp[a, 0] * o[0] + Rp[a, 1] * o[1] + Rp[a, 2] * o[2]
-                for b in range(3):
-                    R[a, b] = Rp[a, 0] * rr[0, b] + Rp[a, 1] * rr[1, b] + Rp[a, 2] * rr[2, b]
-        for k in range(dof_start[j], dof_start[j + 1]):
-            ax = dof_axis[k]
-            w0 = R[0, 0] * ax[0] + R[0, 1] * ax[1] + R[0, 2] * ax[2]
-            w1 = R[1, 0] * ax[0] + R[1, 1] * ax[1] + R[1, 2] * ax[2]
-            w2 = R[2, 0] * ax[0] + R[2, 1] * ax[1] + R[2, 2] * ax[2]
-            if dof_type[k] == 0:
-                S[k, 0] = w0
-                S[k, 1] = w1
-                S[k, 2] = w2
-                S[k, 3] = t[1] * w2 - t[2] * w1
-                S[k, 4] = t[2] * w0 - t[0] * w2
-                S[k, 5] = t[0] * w1 - t[1] * w0
-                _rot_mul(R, ax, q[k], tmp)
-                for a in range(3):
-                    for b in range(3):
-                        R[a, b] = tmp[a, b]
-            else:
-                S[k, 0] = 0.0
-                S[k, 1] = 0.0
-                S[k, 2] = 0.0
-                S[k, 3] = w0
-                S[k, 4] = w1
-                S[k, 5] = w2
-                t[0] += w0 * q[k]
-                t[1] += w1 * q[k]
-                t[2] += w2 * q[k]
-        for a in range(3):
-            pw[j, a] = t[a]
-            for b in range(3):
-                Rw[j, a, b] = R[a, b]
+            S[k, 0] = 0.0
+            S[k, 1] = 0.0
+            S[k, 2] = 0.0
+            S[k, 3] = w0
+            S[k, 4] = w1
+            S[k, 5] = w2
 
 
 @nb.njit(**_JIT)

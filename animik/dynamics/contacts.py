@@ -26,6 +26,7 @@ from typing import Any
 
 import numpy as np
 
+from ..cache import cached
 from ..errors import AnimikError, UnknownNameError, names_hint
 from ..kinematics import forward_kinematics
 from ..skeleton import Skeleton
@@ -125,15 +126,16 @@ def _vec(v: Any, what: str, n: int = 3) -> np.ndarray:
 def contact_model(skel: Skeleton) -> ContactModel:
     """The contact geometry of a skeleton (rig metadata, else derived from its feet).
 
-    Cached on the skeleton.
+    Kept beside the skeleton (:mod:`animik.cache`): built once per skeleton.
 
     Raises:
         ContactGeometryError: malformed metadata, or no metadata and no feet to derive soles
             from (the message says which rig-file keys to add).
     """
-    cached = skel.__dict__.get("_contact_model")
-    if cached is not None:
-        return cached
+    return cached(skel, "dynamics.contact_model", lambda: _build_contact_model(skel))
+
+
+def _build_contact_model(skel: Skeleton) -> ContactModel:
     names: list[str] = []
     area, joint, local = [], [], []
 
@@ -198,7 +200,6 @@ def contact_model(skel: Skeleton) -> ContactModel:
         source = "derived"
     model = ContactModel(tuple(names), np.array(area, dtype=np.int64),
                          np.array(joint, dtype=np.int64), np.array(local, dtype=float), source)
-    skel.__dict__["_contact_model"] = model
     return model
 
 

@@ -17,7 +17,9 @@ from typing import Any, NamedTuple
 
 import numpy as np
 
+from ..cache import cached
 from ..errors import ShapeError, SkeletonError, ValueRangeError
+from ..kinematics import kernel_args
 from ..skeleton import Skeleton
 from . import _kernels as K
 
@@ -25,24 +27,13 @@ GRAVITY = (0.0, 0.0, -9.81)
 
 
 def model_args(skel: Skeleton) -> tuple:
-    """Contiguous kernel arrays of a skeleton (cached on it, like the kinematics kernels')."""
-    try:
-        return skel.__dict__["_dynamics_args"]
-    except KeyError:
-        pass
-    args = (
-        np.ascontiguousarray(skel.parents, dtype=np.int64),
-        np.ascontiguousarray(skel.offsets),
-        np.ascontiguousarray(skel.rest_rotations),
-        np.ascontiguousarray(skel.joint_dof_start, dtype=np.int64),
-        np.ascontiguousarray(skel.dof_type, dtype=np.int8),
-        np.ascontiguousarray(skel.dof_axis),
+    """Contiguous kernel arrays of a skeleton (kept beside it by :mod:`animik.cache`)."""
+    # the tree and DoF arrays are the kinematics kernels' own (same dtypes), plus mass data
+    return cached(skel, "dynamics.kernel_args", lambda: kernel_args(skel)[:6] + (
         np.ascontiguousarray(skel.masses),
         np.ascontiguousarray(skel.coms),
         np.ascontiguousarray(skel.inertias),
-    )
-    skel.__dict__["_dynamics_args"] = args  # frozen dataclass: cache like cached_property does
-    return args
+    ))
 
 
 def _gravity(gravity: Any) -> np.ndarray:

@@ -48,8 +48,9 @@ from typing import Any
 
 import numpy as np
 
+from ..cache import cached
 from ..errors import ShapeError, UnknownNameError, names_hint
-from ..kinematics import FKResult, _model_args
+from ..kinematics import FKResult, kernel_args
 from ..skeleton import Skeleton
 from . import _fik_kernels as K
 from .common import DEFAULT_TOL_POSITION, DEFAULT_TOL_ROTATION, check_count, check_positive, check_q0
@@ -501,7 +502,7 @@ def _skeleton_arrays(skel: Skeleton) -> tuple:
 
     lim = limits.for_skeleton(skel)  # the limit task's range centres and half-widths
     centre, half = lim.centre, lim.half
-    args = _model_args(skel)
+    args = kernel_args(skel)
     out = (args, np.ascontiguousarray(skel.lower, dtype=float),
            np.ascontiguousarray(skel.upper, dtype=float), centre, half, {})
     _SKEL_CACHE[skel] = out
@@ -763,13 +764,7 @@ def _point_targets(xb: tuple) -> np.ndarray:
 
 def _no_points(skel: Skeleton) -> tuple:
     """The (cached) empty point block of a problem without point tasks."""
-    try:
-        return skel.__dict__["_fik_no_points"]
-    except KeyError:
-        pass
-    xb = (np.zeros(3, dtype=np.int64), np.zeros(0))
-    skel.__dict__["_fik_no_points"] = xb  # frozen dataclass: cache like cached_property does
-    return xb
+    return cached(skel, "fik.no_points", lambda: (np.zeros(3, dtype=np.int64), np.zeros(0)))
 
 
 def _dof_joint(skel: Skeleton) -> np.ndarray:

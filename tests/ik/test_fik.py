@@ -11,7 +11,7 @@ from animik.errors import ShapeError, UnknownNameError
 from animik.ik import SOLVERS, build_problem, fik, solve_ik, solve_problem
 from animik.ik import _fik_kernels as K
 from animik.ik.problems import circle_tracking, random_reachable, seed_c_singular
-from animik.kinematics import _model_args, site_poses
+from animik.kinematics import kernel_args, site_poses
 
 RIGS = ["fig2", "body95", "wheeled20", "biped12"]
 
@@ -324,7 +324,7 @@ def test_solver_internal_jacobian_matches_problem_workspace(rows, com, rng):
                              pinned=skel.site_names[3:], **extra)
         ws = prob.workspace().evaluate(q)
         lay = fik._problem_arrays(prob)
-        a = _model_args(skel)
+        a = kernel_args(skel)
         model = (*a[:9], lay.sites, a[9])
         pm = lay.perm
         task = fik._task_arrays(prob, lay)
