@@ -6,4 +6,6 @@ bash scripts/setup.sh
 .venv/bin/python -m ruff check animik tests scripts
 # The house's layers, import cycles and GUI-only-in-app (contracts in pyproject.toml).
 .venv/bin/lint-imports --no-logo
-exec .venv/bin/python -m pytest -q "$@"
+# Two workers (pytest-xdist): CI and the project's machines have 2 cores. Pass `-n 0` to run
+# serially (extra arguments come last and win).
+exec .venv/bin/python -m pytest -q -n 2 "$@"
