@@ -21,8 +21,14 @@ if ((${#missing[@]})); then
   SUDO=""
   [ "$(id -u)" -ne 0 ] && command -v sudo >/dev/null 2>&1 && SUDO="sudo"
   export DEBIAN_FRONTEND=noninteractive
-  $SUDO apt-get update -qq
-  $SUDO apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
+  # Another apt/dpkg process (unattended upgrades, a second set-up) may hold the lock: wait for
+  # it (up to 10 min) instead of failing at once.
+  if fuser /var/lib/dpkg/lock-frontend >/dev/null 2>&1; then
+    echo "setup: waiting for another apt/dpkg process to finish (holding the dpkg lock)"
+  fi
+  APT_WAIT=(-o DPkg::Lock::Timeout=600)
+  $SUDO apt-get "${APT_WAIT[@]}" update -qq
+  $SUDO apt-get "${APT_WAIT[@]}" install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
 fi
 
 PY=${PYTHON:-python3}

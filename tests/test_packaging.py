@@ -18,6 +18,23 @@ def test_explicit_package_list_is_complete():
     listed = set(tomllib.loads((ROOT / "pyproject.toml").read_text())["tool"]["setuptools"]["packages"])
     found = {".".join(p.parent.relative_to(ROOT).parts) for p in (ROOT / "animik").rglob("__init__.py")}
     assert found <= listed, f"add to [tool.setuptools] packages: {sorted(found - listed)}"
+    # data folders under assets/ are (namespace) packages too, or setuptools warns and drops them
+    data = {"animik._assets." + ".".join(p.relative_to(ROOT / "assets").parts)
+            for p in (ROOT / "assets").rglob("*") if p.is_dir()}
+    assert data <= listed, f"add to [tool.setuptools] packages: {sorted(data - listed)}"
+
+
+def test_wheel_builds_without_setuptools_warnings(tmp_path):
+    """Packaging warnings on every install (deprecated license table, data folders that are not
+    packages) were what a new user saw first."""
+    pytest.importorskip("setuptools")
+    out = subprocess.run(
+        [sys.executable, "-m", "pip", "wheel", "--no-deps", "--no-build-isolation", "-v",
+         "-w", str(tmp_path / "dist"), str(ROOT)], capture_output=True, text=True, timeout=300)
+    assert out.returncode == 0, out.stderr[-2000:]
+    text = out.stdout + out.stderr
+    for warning in ("BuildBackendWarning", "SetuptoolsDeprecationWarning", "would be ignored"):
+        assert warning not in text, f"{warning} while building the wheel"
 
 
 def test_wheel_contains_data_packages(tmp_path):
