@@ -25,7 +25,7 @@ EXIT_OK, EXIT_BUG, EXIT_USAGE, EXIT_DATA, EXIT_OS, EXIT_NOT_MET = 0, 1, 2, 3, 4,
 # needs lazily (``animik --help`` must stay fast and GL-free).
 _COMMAND_MODULES: list[str] = [
     "animik.commands.solve", "animik.commands.tune", "animik.commands.export",
-    "animik.commands.retarget",
+    "animik.commands.retarget", "animik.commands.balance",
 ]
 _BENCH_MODULES: list[str] = ["animik.bench.ik", "animik.bench.app", "animik.bench.retarget"]
 

@@ -1,0 +1,95 @@
+"""``animik balance experiment 1|2|3|4``: seed E's corner experiments on the two-mass plant.
+
+Exit codes: 0 success; 2 bad usage; 3 bad input (unknown experiment, rig without balance data,
+bad solver); 4 the output cannot be written.
+"""
+
+from __future__ import annotations
+
+import argparse
+
+_EPILOG = """\
+experiments (seed E; horizon 2 s, T = 100 ms, N = 20; a constant-velocity reference that turns
+by 90 degrees at t = 5 s):
+  1  tracking first: alpha1 = alpha2 = 100, alpha3 = 10, alpha4 = 1e-4 (the base anticipates)
+  2  robustness first: alpha3 = 500000 (CoP near the base, worse tracking at the corner)
+  3  one-mass model at high speed, against the two-mass model in the same setting
+  4  open loop, against the closed loop
+
+exit codes:
+  0  success
+  2  bad usage
+  3  bad input (unknown experiment, rig without balance data, unknown solver)
+  4  operating-system error (the output cannot be written)
+
+examples:
+  animik balance experiment 1 --json e1.json --plot e1.png
+  animik balance experiment 3 --solver quadprog
+"""
+
+
+def add_parser(subparsers) -> argparse.ArgumentParser:
+    """Register ``animik balance``."""
+    p = subparsers.add_parser(
+        "balance", help="seed E's balance MPC for the wheeled humanoid: experiments",
+        description="Seed E's two-mass linear MPC (CoP in an octagon about the base) on the "
+                    "wheeled20 robot. `experiment N` runs one of the seed's four experiments on "
+                    "the two-mass plant with disturbances and prints its figures.",
+        epilog=_EPILOG, formatter_class=argparse.RawDescriptionHelpFormatter)
+    sub = p.add_subparsers(dest="balance_command", metavar="ACTION", required=True)
+    e = sub.add_parser("experiment", help="run experiment 1, 2, 3 or 4",
+                       description="Run one of seed E's four experiments; print its figures.",
+                       epilog=_EPILOG, formatter_class=argparse.RawDescriptionHelpFormatter)
+    e.add_argument("number", type=int, help="1, 2, 3 or 4")
+    e.add_argument("--json", default=None, metavar="OUT", help="write the figures as JSON")
+    e.add_argument("--plot", default=None, metavar="OUT.png",
+                   help="write a plot: paths, CoP-to-base distance and zeta over time")
+    e.add_argument("--rig", default="wheeled20", help="a rig with balance data (default wheeled20)")
+    e.add_argument("--solver", default=None,
+                   help="QP solver: daqp, quadprog, proxqp, osqp (default: the first installed)")
+    e.set_defaults(func=run)
+    return p
+
+
+_SHOWN = ["tracking_rmse_m", "corner_tracking_rmse_m", "max_cop_base_distance_m", "max_zeta",
+          "min_support_margin_m", "cop_outside_samples", "anticipation_s",
+          "final_position_error_m", "base_jerk_rms_m_s3", "cycle_ms_median", "cycle_ms_p99",
+          "infeasible_cycles"]
+
+
+def run(args) -> int:
+    """Run ``animik balance experiment``; returns the exit code."""
+    import json
+
+    from .._table import format_table
+    from ..balance.experiments import EXPERIMENTS, run_experiment
+    from ..balance.params import BalanceError, RobotModel
+    from ..io._atomic import atomic_write
+    from ..rigs import load_rig
+
+    if args.number not in EXPERIMENTS:
+        raise BalanceError(f"experiment must be one of {sorted(EXPERIMENTS)}, got {args.number}")
+    model = RobotModel.from_rig(load_rig(args.rig))
+    runs = run_experiment(args.number, model, solver=args.solver)
+    exp = EXPERIMENTS[args.number]
+    cols = [f"{r.metrics['model']}, {r.metrics['loop']} loop" for r in runs]
+    rows = [(k, *[_fmt(r.metrics[k]) for r in runs]) for k in _SHOWN]
+    print(format_table(["figure", *cols], rows,
+                       title=f"animik balance experiment {args.number}: {exp.title} "
+                             f"(speed {exp.speed} m/s, solver {runs[0].metrics['solver']})"))
+    if args.json:
+        payload = dict(runs[0].metrics)
+        if len(runs) > 1:
+            payload["comparison"] = runs[1].metrics
+        atomic_write(args.json, json.dumps(payload, indent=2) + "\n")
+        print(f"wrote {args.json}")
+    if args.plot:
+        from ..balance.plot import plot_runs
+
+        plot_runs(runs, args.plot, f"seed E experiment {args.number}: {exp.title}")
+        print(f"wrote {args.plot}")
+    return 0
+
+
+def _fmt(v):
+    return round(v, 4) if isinstance(v, float) else v

@@ -1,0 +1,70 @@
+"""Seed E's four claims, checked by the numbers of `animik balance experiment 1|2|3|4`."""
+
+import json
+
+import numpy as np
+import pytest
+
+from animik.balance.experiments import run_experiment
+from animik.cli import main
+
+REQUIRED = ["tracking_rmse_m", "max_cop_base_distance_m", "max_zeta", "cop_outside_samples",
+            "anticipation_s", "final_position_error_m", "cycle_ms_median"]
+
+
+@pytest.fixture(scope="module")
+def runs(model):
+    return {k: run_experiment(k, model) for k in (1, 2, 3, 4)}
+
+
+def test_experiment_1_base_turns_before_the_reference(runs):
+    m = runs[1][0].metrics
+    assert m["anticipation_s"] >= 0.1          # at least one MPC period ahead of the corner
+    assert m["cop_outside_samples"] == 0
+    assert m["max_zeta"] < 1.0
+    assert m["infeasible_cycles"] == 0
+    # the base follows the corner closely (tracking first)
+    assert m["corner_tracking_rmse_m"] < 0.05
+
+
+def test_experiment_2_cop_closer_to_the_base_tracking_worse(runs):
+    m1, m2 = runs[1][0].metrics, runs[2][0].metrics
+    assert m2["max_cop_base_distance_m"] < 0.3 * m1["max_cop_base_distance_m"]
+    assert m2["corner_tracking_rmse_m"] > 5 * m1["corner_tracking_rmse_m"]
+    assert m2["cop_outside_samples"] == 0
+
+
+def test_experiment_3_one_mass_cop_leaves_the_support_two_mass_stays(runs):
+    one, two = (r.metrics for r in runs[3])
+    assert (one["model"], two["model"]) == ("one-mass", "two-mass")
+    assert one["cop_outside_samples"] > 0 and one["min_support_margin_m"] < 0
+    assert two["cop_outside_samples"] == 0 and two["min_support_margin_m"] > 0
+
+
+def test_experiment_4_open_loop_drifts_closed_loop_does_not(runs):
+    open_, closed = (r.metrics for r in runs[4])
+    assert (open_["loop"], closed["loop"]) == ("open", "closed")
+    assert open_["final_position_error_m"] > 0.2
+    assert closed["final_position_error_m"] < 0.02
+    assert open_["tracking_rmse_m"] > 3 * closed["tracking_rmse_m"]
+    # the drift grows with time in open loop: the error in the last second exceeds the first's
+    s = runs[4][0].series
+    err = np.linalg.norm(s["base"] - s["ref"], axis=1)
+    assert err[s["t"] > 9.0].mean() > err[(s["t"] > 1.0) & (s["t"] < 2.0)].mean()
+
+
+def test_cli_writes_json_and_plot(tmp_path, capsys):
+    out, png = tmp_path / "e1.json", tmp_path / "e1.png"
+    assert main(["balance", "experiment", "1", "--json", str(out), "--plot", str(png)]) == 0
+    data = json.loads(out.read_text())
+    for key in REQUIRED:
+        assert key in data and data[key] == data[key]
+    assert png.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+    assert "anticipation_s" in capsys.readouterr().out
+
+
+def test_cli_bad_experiment_and_rig(capsys):
+    assert main(["balance", "experiment", "5"]) == 3
+    assert "experiment must be one of" in capsys.readouterr().err
+    assert main(["balance", "experiment", "1", "--rig", "fig2"]) == 3
+    assert "no balance data" in capsys.readouterr().err
