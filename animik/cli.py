@@ -27,7 +27,8 @@ _COMMAND_MODULES: list[str] = [
     "animik.commands.solve", "animik.commands.tune", "animik.commands.export",
     "animik.commands.retarget", "animik.commands.balance",
 ]
-_BENCH_MODULES: list[str] = ["animik.bench.ik", "animik.bench.app", "animik.bench.retarget"]
+_BENCH_MODULES: list[str] = ["animik.bench.ik", "animik.bench.app", "animik.bench.retarget",
+                              "animik.bench.balance"]
 
 _EPILOG = """\
 exit codes:

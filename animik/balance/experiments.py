@@ -94,7 +94,8 @@ class RunResult:
 
 
 def run(exp: Experiment, model: RobotModel, solver: str | None = None, substeps: int = 10,
-        one_mass: bool | None = None, closed_loop: bool | None = None) -> RunResult:
+        one_mass: bool | None = None, closed_loop: bool | None = None,
+        record: list | None = None) -> RunResult:
     """Run the corner experiment ``exp`` on the two-mass plant.
 
     Args:
@@ -103,6 +104,8 @@ def run(exp: Experiment, model: RobotModel, solver: str | None = None, substeps:
         solver: QP solver name (default: the first installed).
         substeps: plant samples per period.
         one_mass, closed_loop: override the experiment's choice (experiment 3 runs both models).
+        record: if a list, each cycle's MPC input ``(body, base, vel_ref, pos_ref)`` is appended
+            (``animik bench balance`` replays them).
     """
     one_mass = exp.one_mass if one_mass is None else one_mass
     closed_loop = exp.closed_loop if closed_loop is None else closed_loop
@@ -123,7 +126,10 @@ def run(exp: Experiment, model: RobotModel, solver: str | None = None, substeps:
             body, base = plant.body.copy(), plant.base.copy()
         else:
             body, base = est_body, est_base
-        res = mpc.solve(body, base, ref.velocity(t + t_k), ref.position(t + t_k))
+        vel_ref, pos_ref = ref.velocity(t + t_k), ref.position(t + t_k)
+        if record is not None:
+            record.append((body.copy(), base.copy(), vel_ref, pos_ref))
+        res = mpc.solve(body, base, vel_ref, pos_ref)
         cycle_ms.append(res.solve_ms)
         statuses.append(res.status)
         plant.step(res.body_jerk[0], res.base_jerk[0], exp.period, substeps, samples)

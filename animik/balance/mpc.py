@@ -91,7 +91,7 @@ class BalanceMPC:
         self.one_mass = bool(one_mass)
         self.solver = qp.check_solver(solver) if solver is not None else qp.default_solver()
         self.warm_start = bool(warm_start)
-        self._prev: np.ndarray | None = None
+        self._prev: qp.QPSolution | None = None
         self._build()
 
     # -- construction ----------------------------------------------------------------------
@@ -238,20 +238,20 @@ class BalanceMPC:
         state = pack_state(body, base)
         p = self.linear_term(state, vel_ref, pos_ref)
         lo, hi = self.bounds(state)
-        init = None
-        if self.warm_start and self._prev is not None:
-            init = self._shifted(self._prev)
-        x = qp.solve(self.q_mat, p, self.v_mat, lo, hi, self.solver, init)
+        warm = self._shifted(self._prev) if (self.warm_start and self._prev is not None) else None
+        sol = qp.solve(self.q_mat, p, self.v_mat, lo, hi, self.solver, warm)
         status, feasible = "optimal", True
-        if x is None:
+        if sol is None:
             feasible = False
             keep = self._r2_rows
-            x = qp.solve(self.q_mat, p, self.v_mat[keep], lo[keep], hi[keep], self.solver, init)
+            sol = qp.solve(self.q_mat, p, self.v_mat[keep], lo[keep], hi[keep], self.solver)
             status = "relaxed: R1 (CoP octagon) and R3 dropped, infeasible"
-            if x is None:
-                x = np.linalg.solve(self.q_mat, -p)
+            if sol is None:
+                sol = qp.QPSolution(np.linalg.solve(self.q_mat, -p))
                 status = "relaxed: every constraint dropped, infeasible"
-        self._prev = x
+            sol.lam = None  # multipliers of a relaxed problem do not fit the full one
+        self._prev = sol
+        x = sol.x
         if self.one_mass:
             ub = np.stack([x[:n], x[n:2 * n]], 1)
             uc = ub
@@ -260,11 +260,16 @@ class BalanceMPC:
             ub = np.stack([x[2 * n:3 * n], x[3 * n:]], 1)
         return MPCResult(uc, ub, status, feasible, (time.perf_counter() - t0) * 1e3, x, notes)
 
-    def _shifted(self, x: np.ndarray) -> np.ndarray:
-        """The previous plan one period later: drop each block's first jerk, repeat its last."""
+    def _shifted(self, prev: qp.QPSolution) -> qp.QPSolution:
+        """The previous answer one period later: every block of ``N`` values (jerks, and the
+        multipliers of each constraint kind) drops its first value and repeats its last."""
         n = self.horizon.steps
-        blocks = x.reshape(-1, n)
-        return np.concatenate([blocks[:, 1:], blocks[:, -1:]], axis=1).reshape(-1)
+
+        def shift(v):
+            blocks = v.reshape(-1, n)
+            return np.concatenate([blocks[:, 1:], blocks[:, -1:]], axis=1).reshape(-1)
+
+        return qp.QPSolution(shift(prev.x), None if prev.lam is None else shift(prev.lam))
 
     def reset(self) -> None:
         """Forget the warm start."""

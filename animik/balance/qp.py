@@ -1,29 +1,56 @@
 """The QP solvers the MPC can use, behind one call: ``min ½ xᵀQx + pᵀx  s.t.  lo ≤ V x ≤ hi``.
 
-All go through ``qpsolvers`` (one maintained front end for many solvers); the two-sided rows
-are passed as ``G = [V; −V]``, ``h = [hi; −lo]``. Which one is fastest here is measured by
-``animik bench balance``.
+* ``daqp``: called through its own API, which takes the two-sided rows as they are and warm
+  starts from the previous cycle's multipliers (its active set).
+* ``quadprog``, ``proxqp``, ``osqp``, ``qpsolvers-daqp``: through ``qpsolvers`` (one maintained
+  front end for many solvers), the two-sided rows passed as ``G = [V; −V]``, ``h = [hi; −lo]``;
+  ``osqp`` and ``proxqp`` warm start from the previous solution (``initvals``).
+
+Which one is fastest here is measured by ``animik bench balance``.
 """
 
 from __future__ import annotations
 
 import warnings
+from dataclasses import dataclass
 
 import numpy as np
 
 from .params import BalanceError
 
-SOLVERS: tuple[str, ...] = ("daqp", "proxqp", "quadprog", "osqp")
-"""Solvers supported (qpsolvers names); the first installed one is the default."""
+SOLVERS: tuple[str, ...] = ("daqp", "quadprog", "proxqp", "osqp", "qpsolvers-daqp")
+"""Supported solvers; the first installed one is the default (fastest in the bench)."""
+
+_QPSOLVERS_NAME = {"quadprog": "quadprog", "proxqp": "proxqp", "osqp": "osqp",
+                   "qpsolvers-daqp": "daqp"}
+_WARM_PRIMAL = {"osqp", "proxqp"}
+
+
+@dataclass
+class QPSolution:
+    """``x`` (n,) and, when the solver gives them, the multipliers ``lam`` (m,) of the rows."""
+
+    x: np.ndarray
+    lam: np.ndarray | None = None
 
 
 def available_solvers() -> list[str]:
     """The supported solvers that are installed, in :data:`SOLVERS` order."""
+    names = []
+    try:
+        import daqp  # noqa: F401
+
+        names.append("daqp")
+    except ImportError:  # pragma: no cover - daqp is a dependency
+        pass
     try:
         import qpsolvers
     except ImportError:  # pragma: no cover - qpsolvers is a dependency
-        return []
-    return [s for s in SOLVERS if s in qpsolvers.available_solvers]
+        return names
+    for name in SOLVERS[1:]:
+        if _QPSOLVERS_NAME[name] in qpsolvers.available_solvers:
+            names.append(name)
+    return names
 
 
 def default_solver() -> str:
@@ -41,17 +68,16 @@ def check_solver(name: str) -> str:
     return name
 
 
-# Tolerances close enough that the solvers agree to ~1e-6 on this problem's scale.
+# Tolerances close enough that the solvers agree on this problem's scale (tests/balance).
 _OPTIONS: dict[str, dict] = {
-    "osqp": {"eps_abs": 1e-7, "eps_rel": 1e-7, "max_iter": 20000, "polish": True, "verbose": False},
+    # polish=False: osqp prints "Polishing not needed" on stdout whatever verbose says.
+    "osqp": {"eps_abs": 1e-7, "eps_rel": 1e-7, "max_iter": 4000, "polish": False, "verbose": False},
     "proxqp": {"eps_abs": 1e-9, "eps_rel": 0.0},
-    "daqp": {},
-    "quadprog": {},
 }
 
 
 def solve(q_mat: np.ndarray, p_vec: np.ndarray, v_mat: np.ndarray | None, lo: np.ndarray | None,
-          hi: np.ndarray | None, solver: str, initvals: np.ndarray | None = None) -> np.ndarray | None:
+          hi: np.ndarray | None, solver: str, warm: QPSolution | None = None) -> QPSolution | None:
     """Solve the QP; ``None`` when the solver reports it infeasible or fails.
 
     Args:
@@ -60,27 +86,44 @@ def solve(q_mat: np.ndarray, p_vec: np.ndarray, v_mat: np.ndarray | None, lo: np
         v_mat: (m, n) constraint rows, or ``None`` for an unconstrained problem.
         lo, hi: (m,) bounds.
         solver: a name from :func:`available_solvers`.
-        initvals: (n,) warm start (used by the solvers that accept one: osqp, proxqp).
+        warm: a guess (the previous cycle's solution, shifted): its ``lam`` warm starts daqp,
+            its ``x`` osqp and proxqp; the other solvers start cold.
     """
+    if v_mat is None or not len(v_mat):
+        v_mat, lo, hi = np.zeros((0, len(p_vec))), np.zeros(0), np.zeros(0)
+    if solver == "daqp":
+        return _solve_daqp(q_mat, p_vec, v_mat, lo, hi, warm)
     import qpsolvers
 
-    g = h = None
-    if v_mat is not None and len(v_mat):
-        g = np.vstack([v_mat, -v_mat])
-        h = np.concatenate([hi, -lo])
+    g = np.vstack([v_mat, -v_mat]) if len(v_mat) else None
+    h = np.concatenate([hi, -lo]) if len(v_mat) else None
     kwargs = dict(_OPTIONS.get(solver, {}))
+    init = warm.x if (warm is not None and solver in _WARM_PRIMAL) else None
     with warnings.catch_warnings():
-        warnings.simplefilter("ignore")  # quadprog/daqp warn that they ignore initvals
+        warnings.simplefilter("ignore")
         try:
-            x = qpsolvers.solve_qp(q_mat, p_vec, g, h, solver=solver,
-                                   initvals=initvals if solver in ("osqp", "proxqp") else None,
-                                   **kwargs)
+            x = qpsolvers.solve_qp(q_mat, p_vec, g, h, solver=_QPSOLVERS_NAME[solver],
+                                   initvals=init, **kwargs)
         except (ValueError, qpsolvers.SolverError, ArithmeticError):
             return None
     if x is None or not np.all(np.isfinite(x)):
         return None
-    if g is not None:  # some solvers return their best iterate on failure: check it
-        viol = float(np.max(g @ x - h))
-        if viol > 1e-5:
-            return None
-    return np.asarray(x, float)
+    if g is not None and float(np.max(g @ x - h)) > 1e-5:  # a best iterate returned on failure
+        return None
+    return QPSolution(np.asarray(x, float))
+
+
+def _solve_daqp(q_mat, p_vec, v_mat, lo, hi, warm) -> QPSolution | None:
+    import daqp
+
+    m = len(v_mat)
+    sense = np.zeros(m, dtype=np.int32)
+    kwargs = {}
+    if warm is not None and warm.lam is not None and len(warm.lam) == m:
+        kwargs["dual_start"] = np.ascontiguousarray(warm.lam, float)
+    x, _, flag, info = daqp.solve(np.ascontiguousarray(q_mat), np.ascontiguousarray(p_vec),
+                                  np.ascontiguousarray(v_mat), np.ascontiguousarray(hi),
+                                  np.ascontiguousarray(lo), sense, **kwargs)
+    if flag < 1 or not np.all(np.isfinite(x)):
+        return None
+    return QPSolution(np.asarray(x, float), np.asarray(info["lam"], float))

@@ -68,3 +68,17 @@ def test_cli_bad_experiment_and_rig(capsys):
     assert "experiment must be one of" in capsys.readouterr().err
     assert main(["balance", "experiment", "1", "--rig", "fig2"]) == 3
     assert "no balance data" in capsys.readouterr().err
+
+
+def test_bench_balance_runs_every_solver_and_they_agree(capsys):
+    from animik.balance.qp import available_solvers
+    from animik.bench.balance import run
+
+    rows, cycles = run(repeats=1, steps=5)
+    assert cycles > 0
+    names = {r[0] for r in rows}
+    assert names == set(available_solvers()) and len(names) >= 3
+    for solver, start, med, p99, mx, agree_mm, failed, _ in rows:
+        assert 0 < med <= p99 <= mx
+        if solver in ("daqp", "quadprog", "qpsolvers-daqp"):  # exact active-set solvers
+            assert agree_mm < 1e-3 and failed == 0, (solver, start)
