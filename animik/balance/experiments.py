@@ -197,7 +197,7 @@ def _metrics(exp, model, s, ref, cycle_ms, statuses, one_mass, closed_loop, solv
         "cop_outside_samples": int(np.sum(s["margin"] < 0.0)),
         "cop_outside_octagon_circle_samples": int(np.sum(d_cop > model.support_radius + 1e-9)),
         "samples": int(len(s["t"])),
-        "anticipation_s": _anticipation(s, ref),
+        "anticipation_s": round(_anticipation(s, ref), 6),
         "final_position_error_m": float(err[-1]),
         "base_jerk_rms_m_s3": float(np.sqrt(np.mean(jerk ** 2))),
         "cycle_ms_median": float(np.median(cycle_ms)),
