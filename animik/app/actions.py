@@ -202,6 +202,10 @@ def make_state(target: str | Path | None = None, save_path: str | Path | None = 
     if scene_path is not None:
         state.browser_dir = scene_path.parent
     _setup_camera(state, camera)
+    from .drive_mode import enter, wants_drive
+
+    if wants_drive(state):  # a "... drive ..." scene on a rig with balance data
+        enter(state)
     return state
 
 
@@ -237,6 +241,7 @@ def replace_document(state: AppState, doc: Document, scene_path: Path | None,
     cancel_drag(state)
     state.playing = False
     state.selected_key = None
+    state.drive = None  # drive mode belongs to the old rig
     set_doc(state, doc)
     commit(state, label)
     state.scene_path = scene_path
@@ -545,6 +550,11 @@ def update(state: AppState, dt: float) -> None:
         from .retarget_mode import update as retarget_update
 
         retarget_update(state, dt)
+        return
+    if state.drive is not None:  # drive mode: the balance MPC moves the base (drive_mode.py)
+        from .drive_mode import update as drive_update
+
+        drive_update(state, dt)
         return
     if state.playing:
         from .timeline import advance

@@ -111,6 +111,10 @@ class ViewportController:
         self.press_px = (px, py)
         self.press_site = None
         self.press_joint = None
+        if button == K.LEFT and s.drive is not None and modifiers & (K.MOD_CTRL | K.MOD_COMMAND):
+            self.mode = "goal"  # drive mode: Ctrl + left on the floor sets the goal
+            self._goal(px, py)
+            return
         if button == K.LEFT:
             g = self.geometry()
             ring = pick_ring(s, g, px, py)
@@ -150,6 +154,18 @@ class ViewportController:
                 self._move(px, py, modifiers)
         elif self.mode == "rotate" and s.drag is not None:
             self._rotate(px, py)
+        elif self.mode == "goal":
+            self._goal(px, py)
+
+    def _goal(self, px: float, py: float) -> None:
+        """Drive mode: the goal where the mouse ray meets the floor (z = 0)."""
+        s = self.state
+        origin, direction = s.camera.ray(px, py)
+        hit = intersect_plane(origin, direction, np.zeros(3), np.array([0.0, 0.0, 1.0]))
+        if hit is not None and s.drive is not None and float(np.dot(hit - origin, direction)) > 0:
+            from .drive_mode import set_goal
+
+            set_goal(s, hit)
 
     def on_mouse_release(self, x, y, button, modifiers):
         s = self.state

@@ -315,6 +315,10 @@ def build_view(state: AppState) -> ViewGeometry:
         from .retarget_mode import decorate_view
 
         geom = decorate_view(state, geom)
+    if state.drive is not None:  # the octagon, b, c, the CoP and the goal (drive_mode.py)
+        from .drive_mode import decorate_view as drive_decorate
+
+        geom = drive_decorate(state, geom)
     return geom
 
 

@@ -18,6 +18,7 @@ from imgui_bundle import imgui, implot
 from . import actions
 from . import keys as K
 from .controller import ViewportController
+from .drive_mode import on_key_press as drive_keys
 from .geometry import build_view
 from .imgui_input import ImguiInput
 from .render.imgui_renderer import ImguiRenderer
@@ -32,6 +33,7 @@ from .ui.chrome import (
     draw_view_hint,
     setup_layout,
 )
+from .ui.drive_panel import draw_drive_panel
 from .ui.files import draw_file_browser_panel, open_browser
 from .ui.panels import (
     draw_context_menu,
@@ -177,6 +179,8 @@ class GuiApp:
             return
         if self.state.doc.retarget is not None and retarget_keys(self.state, symbol, modifiers):
             return  # retarget mode: Space play / pause, , . step frames, P pin (retarget_mode)
+        if self.state.drive is not None and drive_keys(self.state, symbol, modifiers):
+            return  # drive mode: arrows / WASD / Q / E are held to drive (drive_mode)
         self.controller.on_key_press(symbol, modifiers)
 
     def on_key_release(self, symbol, modifiers):
@@ -214,6 +218,7 @@ class GuiApp:
         draw_effectors_panel(s)
         draw_plot_panel(s)
         draw_retarget_panel(s)
+        draw_drive_panel(s)
         draw_context_menu(s)
         draw_file_browser_panel(s)
         draw_help_window(s)

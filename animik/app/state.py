@@ -432,6 +432,7 @@ class AppState:
     selected_key: tuple[float, str] | None = None
     timeline: Any = None  # the timeline widget's drag in progress (ui/timeline_panel.py)
     timeline_view: Any = None  # where the timeline's tracks were last drawn (TimelineView)
+    drive: Any = None  # drive mode (app/drive_mode.py DriveSession: the balance MPC), or None
     rename_buffer: str | None = None  # the clip name being typed
     ui_rects: dict[str, tuple[float, float, float, float]] = field(default_factory=dict)  # a few
     # widgets' last screen rectangles (x0, y0, x1, y1), for tests that click them

@@ -8,6 +8,7 @@ from imgui_bundle import imgui
 
 from .. import actions, timeline
 from ..state import AppState
+from .drive_panel import draw_drive_menu
 from .files import open_browser
 from .retarget_panel import draw_retarget_menu
 
@@ -144,6 +145,7 @@ def draw_menu_bar(state: AppState) -> None:
             open_browser(state, "export")
         imgui.end_menu()
     draw_retarget_menu(state)  # Tools › Retarget... (ui/retarget_panel.py)
+    draw_drive_menu(state)  # Tools › Drive (balance MPC) (ui/drive_panel.py)
     if imgui.begin_menu("View"):
         if imgui.menu_item_simple("Frame selection", "F"):
             actions.frame_selected(state)

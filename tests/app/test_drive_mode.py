@@ -1,0 +1,104 @@
+"""Drive mode: the balance MPC drives wheeled20 in the app (logic, no GL)."""
+
+import numpy as np
+from app_helpers import make_state
+
+from animik.app import actions
+from animik.app import keys as K
+from animik.app.drive_mode import (
+    _upper_com,
+    enter,
+    octagon_margin,
+    set_goal,
+    start_recording,
+    stop_recording,
+    support_margin_now,
+)
+
+SCENE = "scenes/wheeled20_drive.toml"
+
+
+def _drive(st, keys, frames, dt=1 / 60):
+    st.drive.keys_override = set(keys)
+    margins = []
+    for _ in range(frames):
+        actions.update(st, dt)
+        margins.append((octagon_margin(st.drive), support_margin_now(st.drive)))
+    return np.array(margins)
+
+
+def test_drive_scene_opens_in_drive_mode_and_other_rigs_do_not():
+    assert make_state(SCENE).drive is not None
+    st = make_state("body95")
+    assert st.drive is None
+    assert not enter(st)  # no balance data: a message, no crash
+    assert any("balance data" in m.text for m in st.messages)
+
+
+def test_driving_around_a_corner_keeps_the_cop_in_the_octagon():
+    st = make_state(SCENE)
+    m1 = _drive(st, {K.UP_ARROW}, 150)           # forward 2.5 s
+    m2 = _drive(st, {K.LEFT_ARROW, K.LSHIFT}, 150)  # abrupt turn to the left, faster
+    margins = np.concatenate([m1, m2])
+    assert margins[:, 0].min() > -1e-6 and margins[:, 1].min() > 0  # on the octagon at worst
+    sess = st.drive
+    body, base = sess.current()
+    assert base[0, 0] > 0.8 and base[1, 0] > 0.8  # went forward, then left
+    assert sess.infeasible_cycles == 0 and sess.cycles >= 49
+    # the rig is posed from the plant: base DoFs on b, the upper-body CoM over c
+    q = st.doc.q
+    names = st.skeleton.dof_names
+    assert np.allclose([q[names.index("base_x")], q[names.index("base_y")]], base[:, 0])
+    np.testing.assert_allclose(_upper_com(st, np.array(q))[:2], body[:, 0], atol=2e-3)
+
+
+def test_yaw_keys_turn_the_base_and_forward_follows_the_heading():
+    st = make_state(SCENE)
+    _drive(st, {K.Q}, 60)
+    assert st.drive.yaw > 0.5
+    yaw = st.drive.yaw
+    _drive(st, {K.W}, 120)
+    _, base = st.drive.current()
+    v = base[:, 1]
+    assert np.dot(v / np.linalg.norm(v), [np.cos(yaw), np.sin(yaw)]) > 0.99
+
+
+def test_goal_on_the_floor_is_reached():
+    st = make_state(SCENE)
+    set_goal(st, [0.6, -0.4, 0.0])
+    m = _drive(st, set(), 360)
+    assert m[:, 0].min() > -1e-6
+    _, base = st.drive.current()
+    assert np.linalg.norm(base[:, 0] - [0.6, -0.4]) < 0.05
+    assert st.drive.goal is None  # reached
+
+
+def test_hand_target_rides_with_the_base_and_the_ik_still_reaches_it():
+    st = make_state(SCENE)
+    i = st.skeleton.site_index("l_hand")
+    hand = st.fk.site_positions[i] + [0.05, 0.0, 0.15]
+    e = st.doc.effector("l_hand")
+    from animik.app.state import TARGET
+
+    actions.set_effector(st, e.replace(mode=TARGET, position=hand))
+    _drive(st, {K.UP_ARROW}, 120)
+    e = st.doc.effector("l_hand")
+    _, base = st.drive.current()
+    np.testing.assert_allclose(e.position[:2], hand[:2] + base[:, 0], atol=1e-6)
+    _drive(st, set(), 120)  # stand still: the IK converges on the (moved) target
+    err = np.linalg.norm(st.fk.site_positions[i] - st.doc.effector("l_hand").position)
+    assert err < 0.01
+
+
+def test_recording_makes_a_clip():
+    st = make_state(SCENE)
+    n0 = len(st.doc.clips)
+    start_recording(st)
+    _drive(st, {K.UP_ARROW}, 90)
+    assert stop_recording(st)
+    assert len(st.doc.clips) == n0 + 1
+    clip = st.doc.clips[-1]
+    assert clip.name.startswith("drive")
+    poses = clip.sample([0.0, 1.4])
+    names = st.skeleton.dof_names
+    assert poses[1, names.index("base_x")] > poses[0, names.index("base_x")] + 0.2
