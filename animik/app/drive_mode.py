@@ -79,6 +79,7 @@ class DriveSession:
     record_q: list = field(default_factory=list)
     record_t: list = field(default_factory=list)
     keys_override: set | None = None  # tests: keys held without a keyboard
+    follow: bool = True  # the camera follows the base
 
     # ----------------------------------------------------------------- current values
     def current(self) -> tuple[np.ndarray, np.ndarray]:
@@ -312,6 +313,8 @@ def _pose(state: AppState) -> None:
         sess.lean = np.clip(sess.lean + step, lo, hi)
     q[il] = sess.lean
     _carry_targets(state, old, (q[ib[0]], q[ib[1]], q[ib[2]]))
+    if sess.follow:  # the camera follows the base
+        state.camera.target[:2] += np.array([q[ib[0]] - old[0], q[ib[1]] - old[1]])
     q.setflags(write=False)
     state.doc = state.doc.replace(q=q)
     state.version += 1
@@ -380,6 +383,9 @@ def stop_recording(state: AppState) -> bool:
 # ====================================================================== input
 def on_key_press(state: AppState, symbol: int, modifiers: int) -> bool:
     """Drive keys are held, not pressed: consume them so they do not orbit the camera or play."""
+    if symbol in (K.LSHIFT, K.RSHIFT):  # held for speed; the viewport may use it too
+        state.keys_down.add(symbol)
+        return False
     if symbol in DRIVE_KEYS and not (modifiers & (K.MOD_CTRL | K.MOD_COMMAND)):
         state.keys_down.add(symbol)
         return True

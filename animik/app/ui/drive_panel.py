@@ -26,6 +26,10 @@ def draw_drive_panel(state: AppState) -> None:
     sess = state.drive
     if sess is None:
         return
+    x, y, w, h = state.view_rect
+    # first use: bottom-left of the 3-D view, large enough for the plot to be read
+    imgui.set_next_window_pos((x + 8, y + h - 8), imgui.Cond_.first_use_ever, (0.0, 1.0))
+    imgui.set_next_window_size((430, 330), imgui.Cond_.first_use_ever)
     if imgui.begin("Drive")[0]:
         _, base = sess.current()
         speed = float(np.hypot(base[0, 1], base[1, 1]))
@@ -48,6 +52,8 @@ def draw_drive_panel(state: AppState) -> None:
                 drive_mode.stop_recording(state)
             else:
                 drive_mode.start_recording(state)
+        imgui.same_line()
+        _, sess.follow = imgui.checkbox("camera follows", sess.follow)
         imgui.same_line()
         if imgui.button("Leave drive mode"):
             drive_mode.leave(state)
