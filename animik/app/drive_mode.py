@@ -419,7 +419,7 @@ def decorate_view(state: AppState, geom):
     pts = [np.array([b[0], b[1], z]), np.array([c3[0], c3[1], z]), c3, np.r_[p, z]]
     cols = [(0.25, 0.45, 0.95, 1.0), (0.2, 0.75, 0.95, 1.0), (0.2, 0.75, 0.95, 1.0),
             (0.95, 0.15, 0.15, 1.0)]
-    radii = [0.02, 0.014, 0.025, 0.018]
+    radii = [0.016, 0.012, 0.025, 0.022]  # the CoP largest: it shows when it sits on b
     sph = [sphere_instances(np.array([pt]), r, c) for pt, r, c in zip(pts, radii, cols, strict=True)]
     if sess.goal is not None:
         g = np.r_[sess.goal, z]

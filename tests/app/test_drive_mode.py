@@ -1,6 +1,7 @@
 """Drive mode: the balance MPC drives wheeled20 in the app (logic, no GL)."""
 
 import numpy as np
+import pytest
 from app_helpers import make_state
 
 from animik.app import actions
@@ -102,3 +103,35 @@ def test_recording_makes_a_clip():
     poses = clip.sample([0.0, 1.4])
     names = st.skeleton.dof_names
     assert poses[1, names.index("base_x")] > poses[0, names.index("base_x")] + 0.2
+
+
+@pytest.mark.gl
+def test_drive_mode_in_the_gui_offscreen():
+    """The whole app (EGL): held arrow keys drive the base, the Drive panel and the overlay draw."""
+    from animik.app.gui import Offscreen
+
+    off = Offscreen(make_state(SCENE), (1280, 800))
+    try:
+        for _ in range(3):
+            off.frame()
+        st = off.gui.state
+        n_overlay = len(off.gui.controller.geometry().overlay_spheres)
+        off.gui.on_key_press(K.UP_ARROW, 0)
+        for _ in range(40):
+            off.frame(1 / 30)
+        off.gui.on_key_release(K.UP_ARROW, 0)
+        _, base = st.drive.current()
+        assert base[0, 0] > 0.3 and st.drive.cycles >= 13
+        assert octagon_margin(st.drive) > -1e-6
+        # b, c (floor and height) and the CoP are drawn over the view
+        assert len(off.gui.controller.geometry().overlay_spheres) == n_overlay
+        assert n_overlay >= 4
+        # the CoP marker (red, drawn last) is on screen where the CoP projects
+        off.frame(0.0)
+        img = off.pixels().astype(int)
+        p = st.camera.project(np.r_[st.drive.cop(), 0.004])
+        x0, y0, _, _ = st.view_rect
+        r, g, b = img[int(round(p[1] + y0)), int(round(p[0] + x0))]
+        assert r > 150 and r > g + 60 and r > b + 60, (r, g, b)
+    finally:
+        off.release()
