@@ -14,7 +14,6 @@ advance), so it can anticipate the corner.
 
 from __future__ import annotations
 
-import time
 from dataclasses import dataclass, field, replace
 
 import numpy as np
@@ -190,7 +189,7 @@ def _metrics(exp, model, s, ref, cycle_ms, statuses, one_mass, closed_loop, solv
         "support_radius_m": model.support_radius,
         "max_base_acceleration_m_s2": model.max_acceleration,
         "tracking_rmse_m": float(np.sqrt(np.mean(err ** 2))),
-        "corner_tracking_rmse_m": float(np.sqrt(np.mean(err[corner] ** 2))),
+        "corner_tracking_rmse_m": float(np.sqrt(np.mean(err[corner] ** 2))) if corner.any() else None,
         "max_cop_base_distance_m": float(d_cop.max()),
         "max_zeta": float(s["zeta"].max()),
         "min_support_margin_m": float(s["margin"].min()),
@@ -207,12 +206,14 @@ def _metrics(exp, model, s, ref, cycle_ms, statuses, one_mass, closed_loop, solv
     }
 
 
-def run_experiment(number: int, model: RobotModel, solver: str | None = None) -> list[RunResult]:
+def run_experiment(number: int, model: RobotModel, solver: str | None = None,
+                   experiment: Experiment | None = None) -> list[RunResult]:
     """Run experiment ``number`` (1–4); returns its runs (3 and 4 add the comparison run:
-    the two-mass model, resp. the closed loop, in the same setting)."""
+    the two-mass model, resp. the closed loop, in the same setting). ``experiment`` replaces
+    the built-in configuration (weights, horizon... changed)."""
     if number not in EXPERIMENTS:
         raise BalanceError(f"experiment must be one of {sorted(EXPERIMENTS)}, got {number!r}")
-    exp = EXPERIMENTS[number]
+    exp = EXPERIMENTS[number] if experiment is None else experiment
     runs = [run(exp, model, solver)]
     if number == 3:
         runs.append(run(exp, model, solver, one_mass=False))
@@ -220,8 +221,3 @@ def run_experiment(number: int, model: RobotModel, solver: str | None = None) ->
         runs.append(run(exp, model, solver, closed_loop=True))
     return runs
 
-
-def timed(fn):  # small helper for callers that want wall time
-    t0 = time.perf_counter()
-    out = fn()
-    return out, time.perf_counter() - t0

@@ -47,6 +47,13 @@ def add_parser(subparsers) -> argparse.ArgumentParser:
     e.add_argument("--rig", default="wheeled20", help="a rig with balance data (default wheeled20)")
     e.add_argument("--solver", default=None,
                    help="QP solver: daqp, quadprog, proxqp, osqp (default: the first installed)")
+    for i, what in enumerate(("base velocity tracking", "base position tracking", "robustness",
+                              "jerk", "numerical stability"), start=1):
+        e.add_argument(f"--alpha{i}", type=float, default=None,
+                       help=f"override the experiment's weight of O{i} ({what})")
+    e.add_argument("--period", type=float, default=None, help="T in s (default 0.1)")
+    e.add_argument("--steps", type=int, default=None, help="N, horizon samples (default 20)")
+    e.add_argument("--speed", type=float, default=None, help="reference speed, m/s")
     e.set_defaults(func=run)
     return p
 
@@ -70,8 +77,8 @@ def run(args) -> int:
     if args.number not in EXPERIMENTS:
         raise BalanceError(f"experiment must be one of {sorted(EXPERIMENTS)}, got {args.number}")
     model = RobotModel.from_rig(load_rig(args.rig))
-    runs = run_experiment(args.number, model, solver=args.solver)
-    exp = EXPERIMENTS[args.number]
+    exp = _configure(EXPERIMENTS[args.number], args)
+    runs = run_experiment(args.number, model, solver=args.solver, experiment=exp)
     cols = [f"{r.metrics['model']}, {r.metrics['loop']} loop" for r in runs]
     rows = [(k, *[_fmt(r.metrics[k]) for r in runs]) for k in _SHOWN]
     print(format_table(["figure", *cols], rows,
@@ -89,6 +96,28 @@ def run(args) -> int:
         plot_runs(runs, args.plot, f"seed E experiment {args.number}: {exp.title}")
         print(f"wrote {args.plot}")
     return 0
+
+
+def _configure(exp, args):
+    """The experiment with the command line's overrides (validated by Weights / Horizon)."""
+    from dataclasses import replace
+
+    from ..balance.params import BalanceError, Weights, check_horizon
+
+    names = ("velocity", "position", "robustness", "jerk", "stability")
+    changes = {n: getattr(args, f"alpha{i}") for i, n in enumerate(names, start=1)
+               if getattr(args, f"alpha{i}") is not None}
+    weights = exp.weights
+    if changes:
+        w = {n: getattr(weights, n) for n in names} | changes
+        weights = Weights(**w, zeta_f=weights.zeta_f)
+    period = exp.period if args.period is None else args.period
+    steps = exp.steps if args.steps is None else args.steps
+    check_horizon(period, steps)
+    speed = exp.speed if args.speed is None else args.speed
+    if not speed > 0:
+        raise BalanceError(f"--speed must be > 0 m/s, got {speed}")
+    return replace(exp, weights=weights, period=float(period), steps=int(steps), speed=float(speed))
 
 
 def _fmt(v):

@@ -82,3 +82,32 @@ def test_bench_balance_runs_every_solver_and_they_agree(capsys):
         assert 0 < med <= p99 <= mx
         if solver in ("daqp", "quadprog", "qpsolvers-daqp"):  # exact active-set solvers
             assert agree_mm < 1e-3 and failed == 0, (solver, start)
+
+
+def test_cli_bad_values_name_them(capsys):
+    for argv, text in ((["--alpha3", "-1"], "alpha3"), (["--steps", "0"], "N"),
+                       (["--period", "0"], "T"), (["--speed", "-2"], "--speed"),
+                       (["--solver", "nope"], "solver")):
+        assert main(["balance", "experiment", "1", *argv]) == 3, argv
+        assert text in capsys.readouterr().err, argv
+
+
+def test_cli_overrides_change_the_run(tmp_path):
+    out = tmp_path / "e.json"
+    assert main(["balance", "experiment", "1", "--alpha3", "500000", "--json", str(out)]) == 0
+    data = json.loads(out.read_text())
+    assert data["weights"]["alpha3"] == 500000
+    assert data["max_cop_base_distance_m"] < 0.03  # experiment 2's behaviour
+
+
+def test_too_large_a_push_gives_flagged_best_effort_not_a_crash(model):
+    from dataclasses import replace
+
+    from animik.balance.experiments import EXPERIMENTS, run
+    from animik.balance.plant import Disturbances
+
+    exp = replace(EXPERIMENTS[1], duration=3.0,
+                  disturbances=Disturbances(pushes=((1.0, (3.0, 0.0)),)))
+    r = run(exp, model)
+    assert r.metrics["infeasible_cycles"] > 0
+    assert np.isfinite(r.series["base"]).all()
