@@ -4,6 +4,7 @@ import json
 
 import numpy as np
 import pytest
+from balance_helpers import model  # noqa: F401 (fixture)
 
 from animik.balance.experiments import run_experiment
 from animik.cli import main

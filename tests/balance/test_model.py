@@ -2,6 +2,7 @@
 
 import numpy as np
 import pytest
+from balance_helpers import model  # noqa: F401 (fixture)
 
 import animik
 from animik.balance import BalanceError, Horizon, RobotModel, Weights, cop, step_matrices, zeta

@@ -2,6 +2,7 @@
 
 import numpy as np
 import pytest
+from balance_helpers import model  # noqa: F401 (fixture)
 
 from animik.balance import BalanceError, BalanceMPC, Horizon, Weights, cop
 from animik.balance.cop import octagon_apothem, octagon_normals

@@ -1,3 +1,8 @@
+"""Fixtures of the balance tests (not a conftest.py: tests/conftest.py is imported by name).
+
+Test modules import the fixture (``from balance_helpers import model``).
+"""
+
 import pytest
 
 import animik
