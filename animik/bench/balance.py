@@ -11,9 +11,19 @@ first solver's, over every cycle.
 from __future__ import annotations
 
 import argparse
+import os
+import platform
 import time
+from dataclasses import replace
 
 import numpy as np
+
+from .._table import format_table
+from ..balance import BalanceMPC, Horizon, RobotModel
+from ..balance.experiments import EXPERIMENTS, run
+from ..balance.qp import available_solvers
+from ..errors import AnimikError
+from ..rigs import load_rig
 
 
 def add_parser(subparsers) -> argparse.ArgumentParser:
@@ -31,22 +41,14 @@ def add_parser(subparsers) -> argparse.ArgumentParser:
 
 def record_inputs(model, steps: int = 20) -> list[tuple]:
     """MPC inputs along experiment 1 and experiment 3's two-mass run (closed loop)."""
-    from dataclasses import replace
-
-    from ..balance.experiments import EXPERIMENTS, run
-
     inputs: list[tuple] = []
     run(replace(EXPERIMENTS[1], steps=steps), model, record=inputs)
     run(replace(EXPERIMENTS[3], steps=steps), model, one_mass=False, record=inputs)
     return inputs
 
 
-def run(repeats: int = 3, steps: int = 20) -> tuple[list[tuple], int]:
+def bench(repeats: int = 3, steps: int = 20) -> tuple[list[tuple], int]:
     """Rows ``(solver, warm, median_ms, p99_ms, max_ms, agreement_mm, failed, cycles)``."""
-    from ..balance import BalanceMPC, Horizon, RobotModel
-    from ..balance.qp import available_solvers
-    from ..rigs import load_rig
-
     model = RobotModel.from_rig(load_rig("wheeled20"))
     hi_acc = model.replace(max_acceleration=3.0)  # experiment 3's setting
     inputs = record_inputs(model, steps)
@@ -86,18 +88,11 @@ def run(repeats: int = 3, steps: int = 20) -> tuple[list[tuple], int]:
 
 
 def run_cli(args) -> int:
-    import platform
-
-    from .._table import format_table
-    from ..errors import AnimikError
-
     if args.repeats < 1:
         raise AnimikError(f"--repeats must be at least 1, got {args.repeats}")
     if args.steps < 1:
         raise AnimikError(f"--steps (N) must be at least 1, got {args.steps}")
-    import os
-
-    rows, n = run(args.repeats, args.steps)
+    rows, n = bench(args.repeats, args.steps)
     load = os.getloadavg()[0] if hasattr(os, "getloadavg") else float("nan")
     table = [(s, w, round(med, 3), round(p99, 3), round(mx, 3), f"{agree:.2g}", f, c)
              for s, w, med, p99, mx, agree, f, c in rows]

@@ -7,6 +7,14 @@ bad solver); 4 the output cannot be written.
 from __future__ import annotations
 
 import argparse
+import json
+from dataclasses import replace
+
+from .._table import format_table
+from ..balance.experiments import EXPERIMENTS, run_experiment
+from ..balance.params import BalanceError, RobotModel, Weights, check_horizon
+from ..io._atomic import atomic_write
+from ..rigs import load_rig
 
 _EPILOG = """\
 experiments (seed E; horizon 2 s, T = 100 ms, N = 20; a constant-velocity reference that turns
@@ -66,14 +74,6 @@ _SHOWN = ["tracking_rmse_m", "corner_tracking_rmse_m", "max_cop_base_distance_m"
 
 def run(args) -> int:
     """Run ``animik balance experiment``; returns the exit code."""
-    import json
-
-    from .._table import format_table
-    from ..balance.experiments import EXPERIMENTS, run_experiment
-    from ..balance.params import BalanceError, RobotModel
-    from ..io._atomic import atomic_write
-    from ..rigs import load_rig
-
     if args.number not in EXPERIMENTS:
         raise BalanceError(f"experiment must be one of {sorted(EXPERIMENTS)}, got {args.number}")
     model = RobotModel.from_rig(load_rig(args.rig))
@@ -91,7 +91,7 @@ def run(args) -> int:
         atomic_write(args.json, json.dumps(payload, indent=2) + "\n")
         print(f"wrote {args.json}")
     if args.plot:
-        from ..balance.plot import plot_runs
+        from ..balance.plot import plot_runs  # matplotlib: only when a plot is asked for
 
         plot_runs(runs, args.plot, f"seed E experiment {args.number}: {exp.title}")
         print(f"wrote {args.plot}")
@@ -100,10 +100,6 @@ def run(args) -> int:
 
 def _configure(exp, args):
     """The experiment with the command line's overrides (validated by Weights / Horizon)."""
-    from dataclasses import replace
-
-    from ..balance.params import BalanceError, Weights, check_horizon
-
     names = ("velocity", "position", "robustness", "jerk", "stability")
     changes = {n: getattr(args, f"alpha{i}") for i, n in enumerate(names, start=1)
                if getattr(args, f"alpha{i}") is not None}

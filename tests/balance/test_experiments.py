@@ -73,9 +73,9 @@ def test_cli_bad_experiment_and_rig(capsys):
 
 def test_bench_balance_runs_every_solver_and_they_agree(capsys):
     from animik.balance.qp import available_solvers
-    from animik.bench.balance import run
+    from animik.bench.balance import bench
 
-    rows, cycles = run(repeats=1, steps=5)
+    rows, cycles = bench(repeats=1, steps=5)
     assert cycles > 0
     names = {r[0] for r in rows}
     assert names == set(available_solvers()) and len(names) >= 3
