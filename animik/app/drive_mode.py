@@ -65,7 +65,6 @@ class DriveSession:
     speed: float = 0.5  # m/s of a held key (Shift: x2), at most the rig's limit
     goal: np.ndarray | None = None
     pos_ref: np.ndarray | None = None  # (2,) integrated reference position
-    rest_offset: np.ndarray | None = None  # (2,) upper-body CoM - base in the base frame at rest
     upper_joints: np.ndarray | None = None
     lean: np.ndarray = field(default_factory=lambda: np.zeros(2))
     last_status: str = "optimal"
@@ -133,7 +132,6 @@ def enter(state: AppState, weights: Weights | None = None) -> bool:
     sess.upper_joints = np.array([j for j in range(skel.n_joints) if j != base_joint])
     # the rig's upper-body CoM offset at the current lean: the MPC's c starts there
     sess.lean = np.array([q[skel.dof_names.index(d)] for d in LEAN_DOFS])
-    sess.rest_offset = np.zeros(2)
     off = _upper_com(state, q)[:2] - start
     c = states.copy()
     c[:, 0] = start + off

@@ -78,7 +78,7 @@ def test_bench_balance_runs_every_solver_and_they_agree(capsys):
     rows, cycles = bench(repeats=1, steps=5)
     assert cycles > 0
     names = {r[0] for r in rows}
-    assert names == set(available_solvers()) and len(names) >= 3
+    assert names == set(available_solvers()) and len(names - {"qpsolvers-daqp"}) >= 3
     for solver, start, med, p99, mx, agree_mm, failed, _ in rows:
         assert 0 < med <= p99 <= mx
         if solver in ("daqp", "quadprog", "qpsolvers-daqp"):  # exact active-set solvers

@@ -64,7 +64,7 @@ def test_solvers_agree(model):
     """Same optimum from every solver: objective to 1e-7 (relative), planned paths to 10 µm and
     jerks to 1e-5 (relative); osqp (first-order ADMM) only to 0.5 mm on the paths."""
     names = available_solvers()
-    assert len(names) >= 3, names
+    assert len(set(names) - {"qpsolvers-daqp"}) >= 3, names  # three different solvers at least
     body, base, vref, pref = _problem()
     out = {}
     for name in names:
