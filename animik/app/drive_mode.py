@@ -325,7 +325,9 @@ def _pose(state: AppState) -> None:
 
 
 def _carry_targets(state: AppState, old, new) -> None:
-    """Move every active target rigidly with the base (x, y, yaw) from ``old`` to ``new``."""
+    """Move every active target rigidly with the base (x, y, yaw) from ``old`` to ``new``; a drag
+    in progress moves with it (its plane point), so a hand dragged while driving stays with the
+    robot (the camera follows the base too)."""
     if np.allclose(old, new):
         return
     d_yaw = new[2] - old[2]
@@ -337,7 +339,7 @@ def _carry_targets(state: AppState, old, new) -> None:
     effs = []
     changed = False
     for e in doc.effectors:
-        if e.active and (state.drag is None or state.drag.site != e.site):
+        if e.active:
             pos = o_new + rot @ (np.asarray(e.position) - o_old)
             r = None if e.rotation is None else rot @ np.asarray(e.rotation)
             e = e.replace(position=pos, rotation=r)
@@ -345,6 +347,11 @@ def _carry_targets(state: AppState, old, new) -> None:
         effs.append(e)
     if changed:
         state.doc = doc.replace(effectors=tuple(effs))
+    d = state.drag
+    if d is not None:
+        d.start_position = o_new + rot @ (np.asarray(d.start_position) - o_old)
+        if d.start_rotation is not None:
+            d.start_rotation = rot @ np.asarray(d.start_rotation)
 
 
 # ====================================================================== recording

@@ -135,3 +135,29 @@ def test_drive_mode_in_the_gui_offscreen():
         assert r > 150 and r > g + 60 and r > b + 60, (r, g, b)
     finally:
         off.release()
+
+
+def test_a_hand_dragged_while_driving_stays_with_the_robot():
+    """Drag the hand (viewport controller, synthetic events) while driving: the target keeps its
+    place relative to the base, so after the drag the IK reaches it."""
+    from app_helpers import site_xy
+
+    from animik.app.controller import ViewportController
+
+    st = make_state(SCENE)
+    ctl = ViewportController(st)
+    x, y = site_xy(st, "l_hand")
+    st.drive.keys_override = {K.UP_ARROW}
+    ctl.on_mouse_motion(x, y, 0, 0)
+    ctl.on_mouse_press(x, y, K.LEFT, 0)
+    assert st.drag is not None and st.drag.site == "l_hand"
+    for k in range(1, 31):  # one second of driving, the mouse moving up a little
+        ctl.on_mouse_drag(x, y + k, 0, 1, K.LEFT, 0)
+        actions.update(st, 1 / 30)
+    ctl.on_mouse_release(x, y + 30, K.LEFT, 0)
+    _, base = st.drive.current()
+    assert base[0, 0] > 0.2
+    _drive(st, set(), 90)
+    i = st.skeleton.site_index("l_hand")
+    err = np.linalg.norm(st.fk.site_positions[i] - st.doc.effector("l_hand").position)
+    assert err < 0.01
