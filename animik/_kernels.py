@@ -191,3 +191,79 @@ def jac_batch(q, parents, offsets, rest_rots, dof_start, dof_type, dof_axis,
                Rw, pw, wax, wpt)
         sites_one(Rw, pw, site_joint, site_off, site_rot, sel, sR, sp[b])
         jac_one(sp[b], sel, site_dof_mask, dof_type, wax, wpt, rows, jac[b])
+
+
+@nb.njit(**_JIT)
+def point_sums(Rw, pw, parents, pt_joint, pt_off, pt_coef, S, A, x):
+    """Subtree sums of a weighted set of body points (the centre of mass is one).
+
+    Point ``p`` is fixed in joint ``pt_joint[p]``'s frame at ``pt_off[p]`` with coefficient
+    ``pt_coef[p]`` (for the whole-body centre of mass: ``m_j / M`` at the segment COM). Fills
+    ``S (J, 3)`` with ``Σ coef · x_world`` and ``A (J,)`` with ``Σ coef`` over the points in the
+    subtree of each joint (joints are in topological order: parents before children), and
+    ``x (3,)`` with the combination itself, ``Σ_p coef_p x_p``.
+    """
+    S[:, :] = 0.0
+    A[:] = 0.0
+    for p in range(pt_joint.shape[0]):
+        j = pt_joint[p]
+        c = pt_coef[p]
+        o = pt_off[p]
+        for a in range(3):
+            S[j, a] += c * (pw[j, a] + Rw[j, a, 0] * o[0] + Rw[j, a, 1] * o[1] + Rw[j, a, 2] * o[2])
+        A[j] += c
+    x[:] = 0.0
+    for j in range(parents.shape[0] - 1, -1, -1):
+        pj = parents[j]
+        if pj >= 0:
+            for a in range(3):
+                S[pj, a] += S[j, a]
+            A[pj] += A[j]
+        else:
+            for a in range(3):
+                x[a] += S[j, a]
+
+
+@nb.njit(**_JIT)
+def point_jacobian(S, A, dof_type, dof_joint, wax, wpt, jac):
+    """``jac (3, n)``: derivative of the point combination of :func:`point_sums` by each DoF.
+
+    DoF ``d`` of joint ``j`` moves every point in ``j``'s subtree (its own segment included,
+    which hangs on the joint's final frame): revolute ``w × (S_j − A_j p_d)`` (the rigid
+    rotation about the axis ``w`` through ``p_d`` of all those points), prismatic ``A_j w``.
+    """
+    for d in range(dof_type.shape[0]):
+        j = dof_joint[d]
+        w0, w1, w2 = wax[d, 0], wax[d, 1], wax[d, 2]
+        if dof_type[d] == 0:
+            a = A[j]
+            dx = S[j, 0] - a * wpt[d, 0]
+            dy = S[j, 1] - a * wpt[d, 1]
+            dz = S[j, 2] - a * wpt[d, 2]
+            jac[0, d] = w1 * dz - w2 * dy
+            jac[1, d] = w2 * dx - w0 * dz
+            jac[2, d] = w0 * dy - w1 * dx
+        else:
+            a = A[j]
+            jac[0, d] = a * w0
+            jac[1, d] = a * w1
+            jac[2, d] = a * w2
+
+
+@nb.njit(**_JIT)
+def points_batch(q, parents, offsets, rest_rots, dof_start, dof_type, dof_axis, dof_joint,
+                 pt_joint, pt_off, pt_coef, rows, x, jac):
+    """Batched point combination ``x (B, 3)`` and (``rows`` > 0) its Jacobian ``jac (B, 3, n)``."""
+    n = q.shape[1]
+    J = parents.shape[0]
+    Rw = np.empty((J, 3, 3))
+    pw = np.empty((J, 3))
+    wax = np.empty((n, 3))
+    wpt = np.empty((n, 3))
+    S = np.empty((J, 3))
+    A = np.empty(J)
+    for b in range(q.shape[0]):
+        fk_one(q[b], parents, offsets, rest_rots, dof_start, dof_type, dof_axis, Rw, pw, wax, wpt)
+        point_sums(Rw, pw, parents, pt_joint, pt_off, pt_coef, S, A, x[b])
+        if rows > 0:
+            point_jacobian(S, A, dof_type, dof_joint, wax, wpt, jac[b])

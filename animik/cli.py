@@ -10,13 +10,24 @@ from __future__ import annotations
 
 import argparse
 import importlib
+import platform
 import sys
 from collections.abc import Sequence
 from pathlib import Path
 
 import numpy as np
 
+from ._table import format_table
+from ._version import __version__
 from .errors import AnimikError
+from .io.bvh import resolve_unit, write_bvh
+from .io.gltf import write_glb
+from .io.mjcf import write_mjcf
+from .io.rigfile import write_rig
+from .io.urdf import write_urdf
+from .kinematics import forward_kinematics, joint_positions
+from .motion import Motion
+from .rigs import list_rigs, load_rig, resolve_rig
 
 EXIT_OK, EXIT_BUG, EXIT_USAGE, EXIT_DATA, EXIT_OS, EXIT_NOT_MET = 0, 1, 2, 3, 4, 5
 
@@ -25,10 +36,11 @@ EXIT_OK, EXIT_BUG, EXIT_USAGE, EXIT_DATA, EXIT_OS, EXIT_NOT_MET = 0, 1, 2, 3, 4,
 # needs lazily (``animik --help`` must stay fast and GL-free).
 _COMMAND_MODULES: list[str] = [
     "animik.commands.solve", "animik.commands.tune", "animik.commands.export",
-    "animik.commands.retarget", "animik.commands.balance",
+    "animik.commands.retarget", "animik.commands.feasibility", "animik.commands.filter",
+    "animik.commands.balance",
 ]
 _BENCH_MODULES: list[str] = ["animik.bench.ik", "animik.bench.app", "animik.bench.retarget",
-                              "animik.bench.balance"]
+                               "animik.bench.dynamics", "animik.bench.balance"]
 
 _EPILOG = """\
 exit codes:
@@ -61,7 +73,6 @@ def build_parser() -> argparse.ArgumentParser:
         epilog=_EPILOG,
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
-    from . import __version__
 
     p.add_argument("--version", action="version", version=f"animik {__version__}")
     sub = p.add_subparsers(dest="command", metavar="COMMAND")
@@ -132,12 +143,12 @@ def main(argv: Sequence[str] | None = None) -> int:
     try:
         func = getattr(args, "func", None) or _COMMANDS[args.command]
         return func(args)
+    except OSError as e:  # first: a missing rig file is both an OSError and an AnimikError
+        print(f"animik {args.command}: error: {e}", file=sys.stderr)
+        return EXIT_OS
     except AnimikError as e:
         print(f"animik {args.command}: error: {e}", file=sys.stderr)
         return EXIT_DATA
-    except OSError as e:
-        print(f"animik {args.command}: error: {e}", file=sys.stderr)
-        return EXIT_OS
     except KeyboardInterrupt:
         print("interrupted", file=sys.stderr)
         return 130
@@ -157,10 +168,6 @@ def _cmd_app(args) -> int:
 
 
 def _cmd_rigs(args) -> int:
-    from ._table import format_table
-    from .kinematics import forward_kinematics
-    from .rigs import list_rigs, load_rig
-
     rows = []
     for name in list_rigs():
         s = load_rig(name)
@@ -180,25 +187,12 @@ def _cmd_rigs(args) -> int:
 
 
 def _load_any(spec: str):
-    """A Motion for .bvh / .glb, else a Skeleton (rig name or rig file)."""
-    if spec.lower().endswith(".bvh"):
-        from .io.bvh import read_bvh
-
-        return read_bvh(spec)
-    if spec.lower().endswith((".glb", ".gltf")):
-        from .io.gltf import read_glb
-
-        return read_glb(spec)
-    from .rigs import load_rig
-
-    return load_rig(spec)
+    """A Motion for a file that carries one (.bvh, .glb), else a Skeleton (rig name or file)."""
+    src = resolve_rig(spec)
+    return src.motion if src.motion is not None else src.skeleton
 
 
 def _cmd_info(args) -> int:
-    from ._table import format_table
-    from .kinematics import joint_positions
-    from .motion import Motion
-
     obj = _load_any(args.file)
     motion = obj if isinstance(obj, Motion) else None
     skel = motion.skeleton if motion else obj
@@ -240,8 +234,6 @@ def _cmd_info(args) -> int:
 
 
 def _cmd_convert(args) -> int:
-    from .motion import Motion
-
     out = args.output
     ext = Path(out).suffix.lower()
     if ext not in (".bvh", ".glb", ".urdf", ".xml", ".mjcf", ".toml"):
@@ -254,49 +246,32 @@ def _cmd_convert(args) -> int:
     if ext in (".bvh", ".glb") and motion is None:
         motion = Motion(skel, skel.rest_q[None, :], fps=30.0)
     if ext == ".bvh":
-        from .io.bvh import write_bvh
-
         write_bvh(motion, out, unit_scale=_unit_scale(args.unit))
     elif ext == ".glb":
-        from .io.gltf import write_glb
-
         write_glb(motion, out)
     elif ext == ".urdf":
-        from .io.urdf import write_urdf
-
         write_urdf(skel, out)
     elif ext in (".xml", ".mjcf"):
-        from .io.mjcf import write_mjcf
-
         write_mjcf(skel, out)
     else:
-        from .io.rigfile import write_rig
-
         write_rig(skel, out)
     print(f"wrote {out}")
     return EXIT_OK
 
 
-_UNITS = {"m": 1.0, "cm": 0.01, "mm": 0.001, "inch": 0.0254, "in": 0.0254, "cmu": 0.0254 / 0.45}
-
-
 def _unit_scale(unit: str | None) -> float | None:
+    """``--unit``: a unit name of :data:`animik.io.bvh.UNITS` (or alias) or metres per unit."""
     if unit is None:
         return None
-    if unit in _UNITS:
-        return _UNITS[unit]
+
     try:
-        v = float(unit)
+        value: str | float = float(unit)
     except ValueError:
-        raise AnimikError(f"--unit must be one of {sorted(_UNITS)} or a number, got {unit!r}") from None
-    if not v > 0:
-        raise AnimikError(f"--unit must be positive, got {unit!r}")
-    return v
+        value = unit
+    return resolve_unit(value)[1]
 
 
 def _cmd_bench(args) -> int:
-    from ._table import format_table
-
     if args.bench == "kinematics":
         from .bench.kinematics import run
 
@@ -312,7 +287,6 @@ def _cmd_bench(args) -> int:
             if not impl.startswith("animik") and value == value:
                 ratio = f"{ours_us / value:.2f}" if unit == "us" else f"{value / ours_rate:.2f}"
             table.append((impl, task, value, unit, ratio, note))
-        import platform
 
         print(format_table(
             ["implementation", "task", "value", "unit", "animik time / peer", "note"], table,

@@ -16,7 +16,18 @@ class SkeletonError(AnimikError, ValueError):
 
 
 class ShapeError(AnimikError, ValueError):
-    """An array argument has the wrong shape, dtype or non-finite values."""
+    """An array argument has the wrong shape (or cannot be read as an array of numbers)."""
+
+
+class OptionError(AnimikError, ValueError):
+    """A non-array argument or option has a bad value or type: an unknown mode or Euler order,
+    a count that is not a positive integer, an object of the wrong kind. The message names the
+    argument, what was expected and what was received."""
+
+
+class ValueRangeError(AnimikError, ValueError):
+    """Array values outside their domain: NaN / infinite entries, a zero quaternion, a matrix
+    that is not a rotation. (The shape is right; the numbers are not.)"""
 
 
 class UnknownNameError(AnimikError, KeyError):
@@ -28,6 +39,14 @@ class UnknownNameError(AnimikError, KeyError):
 
 class RigNotFoundError(UnknownNameError):
     """``load_rig`` got a name that is neither a built-in rig nor an existing file."""
+
+
+class RigFileNotFoundError(RigNotFoundError, FileNotFoundError):
+    """A rig given by a file path (with a readable suffix) whose file does not exist: both a
+    rig not found and an operating-system error (the CLI exits with 4, as for any missing file)."""
+
+    def __str__(self) -> str:
+        return str(self.args[0]) if self.args else ""
 
 
 class FileFormatError(AnimikError, ValueError):

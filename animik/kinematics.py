@@ -19,6 +19,7 @@ from typing import NamedTuple
 import numpy as np
 
 from . import _kernels as K
+from .cache import cached
 from .errors import ShapeError
 from .skeleton import Skeleton
 
@@ -40,12 +41,12 @@ class FKResult(NamedTuple):
 
 
 def _model_args(skel: Skeleton) -> tuple:
-    # Contiguous arrays in the dtypes the kernels are compiled for; cached on the skeleton.
-    try:
-        return skel.__dict__["_kernel_args"]
-    except KeyError:
-        pass
-    args = (
+    # Contiguous arrays in the dtypes the kernels are compiled for; cached per skeleton.
+    return cached(skel, "kinematics.kernel_args", lambda: _build_model_args(skel))
+
+
+def _build_model_args(skel: Skeleton) -> tuple:
+    return (
         np.ascontiguousarray(skel.parents, dtype=np.int64),
         np.ascontiguousarray(skel.offsets),
         np.ascontiguousarray(skel.rest_rotations),
@@ -57,8 +58,6 @@ def _model_args(skel: Skeleton) -> tuple:
         np.ascontiguousarray(skel.site_rotations),
         np.ascontiguousarray(skel.site_dof_mask),
     )
-    skel.__dict__["_kernel_args"] = args  # frozen dataclass: cache like cached_property does
-    return args
 
 
 def _site_selection(skel: Skeleton, sites: Sequence[str | int] | str | int | None) -> np.ndarray:
@@ -160,6 +159,64 @@ def stacked_jacobian(
     if rows == "position":
         jac = jac[..., :3, :]
     return jac.reshape(jac.shape[:-3] + (-1, skel.n_dof))
+
+
+def com_points(skel: Skeleton) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """The whole-body centre of mass as a weighted set of body points (cached on the skeleton).
+
+    Returns:
+        ``(joint (P,) int64, offset (P, 3) m, coefficient (P,))``: one point per segment with
+        mass, at its COM (``skel.coms``, joint frame), coefficient ``m_j / M``.
+
+    Raises:
+        ShapeError: the skeleton has no mass (``skel.masses`` sums to 0).
+    """
+    try:
+        return skel.__dict__["_com_points"]
+    except KeyError:
+        pass
+    masses = np.asarray(skel.masses, dtype=float)
+    total = float(masses.sum())
+    if not total > 0.0:
+        raise ShapeError(f"skeleton {skel.name!r} has no mass (masses sum to {total}): no centre "
+                         "of mass")
+    j = np.flatnonzero(masses > 0).astype(np.int64)
+    out = (j, np.ascontiguousarray(np.asarray(skel.coms, dtype=float)[j]),
+           np.ascontiguousarray(masses[j] / total))
+    for a in out:
+        a.setflags(write=False)
+    skel.__dict__["_com_points"] = out
+    return out
+
+
+def _com_batch(skel: Skeleton, q: np.ndarray, jacobian: bool) -> tuple[np.ndarray, np.ndarray]:
+    q = skel.check_q(q)
+    lead = q.shape[:-1]
+    qb = np.ascontiguousarray(q.reshape(int(np.prod(lead)), skel.n_dof))
+    B, n = qb.shape[0], skel.n_dof
+    (par, off, rr, ds, dt, dax, *_rest) = _model_args(skel)
+    pj, po, pc = com_points(skel)
+    x = np.empty((B, 3))
+    jac = np.empty((B, 3, n) if jacobian else (B, 0, 0))
+    K.points_batch(qb, par, off, rr, ds, dt, dax, np.ascontiguousarray(skel.dof_joint, dtype=np.int64),
+                   pj, po, pc, 3 if jacobian else 0, x, jac)
+    return x.reshape(lead + (3,)), jac.reshape(lead + jac.shape[1:])
+
+
+def com_position(skel: Skeleton, q: np.ndarray) -> np.ndarray:
+    """Whole-body centre of mass ``(..., 3)``, m: ``Σ_j m_j (R_j c_j + p_j) / Σ_j m_j`` with the
+    segment masses ``skel.masses`` and COMs ``skel.coms`` (joint frames).
+
+    Raises:
+        ShapeError: bad ``q``, or a skeleton without mass.
+    """
+    return _com_batch(skel, q, False)[0]
+
+
+def com_jacobian(skel: Skeleton, q: np.ndarray) -> np.ndarray:
+    """Jacobian of the whole-body centre of mass, ``(..., 3, n_dof)`` (``d com / dq``, m per rad
+    or m per m): each DoF moves the mass of its joint's subtree rigidly."""
+    return _com_batch(skel, q, True)[1]
 
 
 class Kinematics:

@@ -3,12 +3,12 @@
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 import numpy as np
 
-from .errors import ShapeError
+from .errors import OptionError, ShapeError, ValueRangeError
 from .skeleton import Skeleton, freeze
 
 
@@ -35,10 +35,10 @@ class Motion:
                 f"Motion.q must have shape (T, {self.skeleton.n_dof}), got {q.shape}"
             )
         if not np.all(np.isfinite(q)):
-            raise ShapeError("Motion.q contains NaN or infinite values")
+            raise ValueRangeError("Motion.q contains NaN or infinite values")
         fps = float(self.fps)
         if not np.isfinite(fps) or fps <= 0:
-            raise ShapeError(f"Motion.fps must be a positive number, got {self.fps!r}")
+            raise OptionError(f"Motion.fps must be a positive number, got {self.fps!r}")
         q.setflags(write=False)
         object.__setattr__(self, "q", q)
         object.__setattr__(self, "fps", fps)
@@ -59,8 +59,6 @@ class Motion:
         return max(self.n_frames - 1, 0) / self.fps
 
     def replace(self, **changes: Any) -> Motion:
-        from dataclasses import replace
-
         return replace(self, **changes)
 
     def __repr__(self) -> str:

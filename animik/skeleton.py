@@ -27,7 +27,7 @@ from typing import Any
 
 import numpy as np
 
-from .errors import ShapeError, SkeletonError, UnknownNameError, names_hint
+from .errors import ShapeError, SkeletonError, UnknownNameError, ValueRangeError, names_hint
 
 ROTATION = 0
 TRANSLATION = 1
@@ -477,7 +477,7 @@ class Skeleton:
         """Validate a pose array ``(..., n_dof)``: float64, finite. Returns it as an array.
 
         Raises:
-            ShapeError: wrong trailing dimension or non-finite values.
+            ShapeError: wrong trailing dimension. ValueRangeError: non-finite values.
         """
         try:
             arr = np.asarray(q, dtype=float)
@@ -489,7 +489,7 @@ class Skeleton:
                 f"got shape {arr.shape}"
             )
         if not np.all(np.isfinite(arr)):
-            raise ShapeError(f"{name} contains NaN or infinite values")
+            raise ValueRangeError(f"{name} contains NaN or infinite values")
         return arr
 
     def clip_to_limits(self, q: np.ndarray) -> np.ndarray:

@@ -7,7 +7,7 @@ import pytest
 from conftest import random_q, random_skeleton, reference_fk
 
 import animik
-from animik.errors import ShapeError, UnknownNameError
+from animik.errors import ShapeError, UnknownNameError, ValueRangeError
 from animik.kinematics import Kinematics, forward_kinematics, site_jacobians, stacked_jacobian
 from animik.rotations import matrix_to_rotvec
 
@@ -99,7 +99,7 @@ def test_bad_input_is_rejected_clearly():
     skel = random_skeleton(np.random.default_rng(5), n_joints=4)
     with pytest.raises(ShapeError, match=f"trailing dimension of q must be {skel.n_dof}"):
         animik.joint_positions(skel, np.zeros(skel.n_dof + 1))
-    with pytest.raises(ShapeError, match="NaN"):
+    with pytest.raises(ValueRangeError, match="NaN"):
         animik.joint_positions(skel, np.full(skel.n_dof, np.nan))
     with pytest.raises(ShapeError):
         animik.joint_positions(skel, "abc")
@@ -112,3 +112,34 @@ def test_zero_dof_and_no_site_skeleton():
     fk = forward_kinematics(skel, np.zeros(0))
     np.testing.assert_array_equal(fk.joint_positions, [[1, 2, 3]])
     assert site_jacobians(skel, np.zeros((4, 0))).shape == (4, 0, 6, 0)
+
+
+def test_com_position_and_jacobian_against_reference_fk(skel_and_rng):
+    """Whole-body COM: the mass-weighted segment COMs of the independent FK reference; its
+    Jacobian by central differences; batched shapes."""
+    from animik.kinematics import com_jacobian, com_position
+
+    skel, rng = skel_and_rng
+    qs = random_q(skel, rng, (3,))
+    c = com_position(skel, qs)
+    J = com_jacobian(skel, qs)
+    assert c.shape == (3, 3) and J.shape == (3, 3, skel.n_dof)
+    for q, cq, Jq in zip(qs, c, J, strict=True):
+        world, _ = reference_fk(skel, q)
+        seg = np.einsum("jab,jb->ja", world[:, :3, :3], skel.coms) + world[:, :3, 3]
+        np.testing.assert_allclose(cq, skel.masses @ seg / skel.masses.sum(), atol=1e-12)
+        h = 1e-6
+        fd = np.stack([(com_position(skel, q + h * e) - com_position(skel, q - h * e)) / (2 * h)
+                       for e in np.eye(skel.n_dof)], axis=1)
+        np.testing.assert_allclose(Jq, fd, atol=1e-7)
+
+
+def test_com_of_a_massless_skeleton_is_an_error():
+    from animik.kinematics import com_position
+    from animik.skeleton import Dof, Joint, Skeleton
+
+    skel = Skeleton.from_joints("massless", [Joint("a", None, (0, 0, 0), [Dof("a_rz", "rz")],
+                                                   mass=0.0, com=(0, 0, 0),
+                                                   inertia=np.zeros((3, 3)))], [])
+    with pytest.raises(ShapeError, match="no mass"):
+        com_position(skel, np.zeros(1))

@@ -89,31 +89,91 @@ def test_wrong_file_type(tmp_path):
         animik.load_rig(p)
 
 
-def test_bvh_path_returns_its_skeleton(tmp_path, monkeypatch):
-    import animik.io.bvh as bvh
+_SMALL_BVH = """HIERARCHY
+ROOT hips
+{
+	OFFSET 0 90 0
+	CHANNELS 6 Xposition Yposition Zposition Zrotation Xrotation Yrotation
+	JOINT knee
+	{
+		OFFSET 0 -45 0
+		CHANNELS 1 Xrotation
+		End Site
+		{
+			OFFSET 0 -45 0
+		}
+	}
+}
+MOTION
+Frames: 2
+Frame Time: 0.04
+0 90 0 0 0 0 10
+1 90 0 5 0 0 20
+"""
 
-    seen = []
-    sentinel = animik.load_rig("fig2")
 
-    class Result:
-        skeleton = sentinel
+def test_bvh_path_returns_its_skeleton_and_motion(tmp_path):
+    from animik.io.bvh import read_bvh
+    from animik.rigs import resolve_rig, rig_from_bytes
 
-    def fake_read_bvh(path, *a, **k):
-        seen.append(Path(path))
-        return Result()
-
-    monkeypatch.setattr(bvh, "read_bvh", fake_read_bvh)
     p = tmp_path / "walk.bvh"
-    p.write_text("HIERARCHY\n")
-    assert animik.load_rig(p) is sentinel
-    assert seen == [p]
+    p.write_text(_SMALL_BVH)
+    direct = read_bvh(p)
+    skel = animik.load_rig(p)
+    assert skel.joint_names == direct.skeleton.joint_names == ("hips", "knee")
+    assert np.array_equal(skel.offsets, direct.skeleton.offsets)
+    src = resolve_rig(p.name, base_dir=tmp_path)  # relative to a folder, as scenes do
+    assert src.kind == "bvh" and src.path == p and np.array_equal(src.motion.q, direct.q)
+    from_bytes = rig_from_bytes(p.read_bytes(), ".bvh", "walk.bvh")
+    assert np.array_equal(from_bytes.motion.q, direct.q) and from_bytes.skeleton.name == "walk"
+
+
+def test_registered_reader_is_used_everywhere(tmp_path):
+    from animik import rigs
+
+    calls = []
+
+    def reader(data, source, name):
+        calls.append((data, name))
+        return animik.load_rig("fig2"), None
+
+    rigs.register_rig_reader(".fakerig", reader)
+    try:
+        p = tmp_path / "robot.fakerig"
+        p.write_bytes(b"xyz")
+        assert animik.load_rig(p).name == "fig2"
+        assert calls == [(b"xyz", "robot")]
+        assert ".fakerig" in rigs.rig_suffixes()
+        # the same reader serves scenes (paths relative to the scene), the CLI and batch targets
+        from animik.cli import _load_any
+        from animik.retarget.batch import TargetSpec
+        from animik.scene import loads_scene
+
+        scene = loads_scene('format = "animik-scene"\n[scene]\nrig = "robot.fakerig"\n',
+                            base_dir=tmp_path)
+        assert scene.skeleton.name == "fig2"
+        assert _load_any(str(p)).name == "fig2"
+        spec = TargetSpec.from_arg(p)
+        assert (spec.kind, spec.data) == ("fakerig", b"xyz")
+        assert spec.skeleton().name == "fig2"  # rebuilt from the bytes, no temporary file
+        assert len(calls) == 5
+    finally:
+        rigs._READERS.pop(".fakerig")
+
+
+def test_missing_rig_file_is_both_not_found_errors(tmp_path):
+    from animik.errors import RigFileNotFoundError
+
+    with pytest.raises(RigFileNotFoundError, match="does not exist") as ei:
+        animik.load_rig(tmp_path / "gone.toml")
+    assert isinstance(ei.value, RigNotFoundError) and isinstance(ei.value, FileNotFoundError)
 
 
 def test_packaged_assets_fallback(monkeypatch):
     # A wheel install has no assets/ next to the package: rigs come from animik._assets.
     here = Path(__file__).resolve().parents[1] / "assets" / "rigs"
-    monkeypatch.setattr(rigs, "_source_rig_dir", lambda: None)
-    monkeypatch.setattr(rigs, "_packaged_rig_dir", lambda: here)
+    monkeypatch.setattr(rigs, "source_rig_dir", lambda: None)
+    monkeypatch.setattr(rigs, "packaged_rig_dir", lambda: here)
     rigs._load_builtin.cache_clear()
     try:
         skel = rigs.load_rig("biped12")

@@ -5,7 +5,7 @@ import pytest
 from conftest import needs_shared, random_skeleton, shared_bvh_files
 
 from animik import Dof, Joint, Site, Skeleton
-from animik.errors import ShapeError, SkeletonError, UnknownNameError
+from animik.errors import ShapeError, SkeletonError, UnknownNameError, ValueRangeError
 
 
 def small():
@@ -89,7 +89,7 @@ def test_check_q():
     assert s.check_q([0.1, 0.2]).shape == (2,)
     with pytest.raises(ShapeError, match=r"must be 2 .*got shape \(3,\)"):
         s.check_q([1, 2, 3])
-    with pytest.raises(ShapeError, match="NaN"):
+    with pytest.raises(ValueRangeError, match="NaN"):
         s.check_q([np.nan, 0])
     assert s.within_limits(np.array([[0, 0], [0, 3]])).tolist() == [True, False]
 

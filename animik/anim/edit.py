@@ -17,19 +17,14 @@ from typing import Any
 
 import numpy as np
 
+from ..rotations import quat_to_matrix
 from ..skeleton import Skeleton
-from .clip import (
-    TIME_EPS,
-    Clip,
-    ClipError,
-    EffectorTrack,
-    IKSettings,
-    JointTrack,
-    _array,
-    _joint_index,
-    _site_index,
-)
+from .clip import Clip
 from .interpolation import MODE_CODE, MODES
+from .tracks import TIME_EPS, ClipError, EffectorTrack, IKSettings, JointTrack, distinct_times
+from .tracks import _array as _check_array
+from .tracks import _joint_index as _joint
+from .tracks import _site_index as _site
 
 
 def new_clip(skeleton: Skeleton, name: str = "clip", fps: float = 30.0, base: Any = None,
@@ -67,7 +62,7 @@ def _joint_names(clip: Clip, joints: Iterable[str | int] | str | int | None,
         joints = [joints]
     out = []
     for jt in joints:
-        j = _joint_index(skel, jt, f"clip {clip.name!r}")
+        j = _joint(skel, jt, f"clip {clip.name!r}")
         if keyable and len(skel.joint_dofs(j)) == 0:
             raise ClipError(f"clip {clip.name!r}: joint {skel.joint_names[j]!r} has no DoFs and "
                             "cannot be keyed")
@@ -80,7 +75,7 @@ def _site_names(clip: Clip, sites: Iterable[str | int] | str | int | None) -> li
         return [ef.site for ef in clip.effectors]
     if isinstance(sites, (str, int, np.integer)):
         sites = [sites]
-    return [clip.skeleton.site_names[_site_index(clip.skeleton, s, f"clip {clip.name!r}")]
+    return [clip.skeleton.site_names[_site(clip.skeleton, s, f"clip {clip.name!r}")]
             for s in sites]
 
 
@@ -132,7 +127,7 @@ def add_key(clip: Clip, t: float, q: Any, joints: Iterable[str | int] | str | in
     """
     t = _time(clip, t)
     skel = clip.skeleton
-    q = _array(q, (skel.n_dof,), f"clip {clip.name!r}: add_key", "q")
+    q = _check_array(q, (skel.n_dof,), f"clip {clip.name!r}: add_key", "q")
     mode = _mode(clip, interpolation)
     names = _joint_names(clip, joints, keyable=True)
     return _key_joints(clip, t, {nm: q[list(skel.joint_dofs(nm))] for nm in names}, mode)
@@ -145,7 +140,7 @@ def set_joint_key(clip: Clip, joint: str | int, t: float, values: Any,
     skel = clip.skeleton
     name = _joint_names(clip, joint, keyable=True)[0]
     d = len(skel.joint_dofs(name))
-    v = _array(values, (d,), f"clip {clip.name!r}: key of joint {name!r}", "values")
+    v = _check_array(values, (d,), f"clip {clip.name!r}: key of joint {name!r}", "values")
     return _key_joints(clip, t, {name: v}, _mode(clip, interpolation))
 
 
@@ -183,17 +178,15 @@ def add_effector_key(clip: Clip, site: str | int, t: float, position: Any, rotat
     t = _time(clip, t)
     name = _site_names(clip, site)[0]
     where = f"clip {clip.name!r}: key of site {name!r}"
-    pos = _array(position, (3,), where, "position")
+    pos = _check_array(position, (3,), where, "position")
     rot = None
     if rotation is not None:
         r = np.asarray(rotation, dtype=float)
         if r.shape == (4,):
-            from ..rotations import quat_to_matrix
-
             if not np.all(np.isfinite(r)) or np.linalg.norm(r) < 1e-9:
                 raise ClipError(f"{where}: quaternion must be finite and non-zero")
             r = quat_to_matrix(r)
-        rot = _array(r, (3, 3), where, "rotation")
+        rot = _check_array(r, (3, 3), where, "rotation")
     mode = _mode(clip, interpolation)
     by_site = {ef.site: ef for ef in clip.effectors}
     ef = by_site.get(name)
@@ -376,13 +369,8 @@ def rename(clip: Clip, name: str) -> Clip:
 def key_times(clip: Clip, joints=None, sites=None) -> np.ndarray:
     """Sorted distinct key times (s) of the selected tracks (default: all)."""
     jn, sn = _selection(clip, joints, sites)
-    ts = [tr.times for tr in clip.tracks if tr.joint in jn]
-    ts += [ef.times for ef in clip.effectors if ef.site in sn]
-    if not ts:
-        return np.zeros(0)
-    allt = np.sort(np.concatenate(ts))
-    keep = np.concatenate([[True], np.diff(allt) > TIME_EPS])
-    return allt[keep]
+    return distinct_times([tr.times for tr in clip.tracks if tr.joint in jn]
+                          + [ef.times for ef in clip.effectors if ef.site in sn])
 
 
 def next_key_time(clip: Clip, t: float, joints=None, sites=None) -> float | None:

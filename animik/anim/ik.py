@@ -20,10 +20,17 @@ Not converging is reported (:class:`ClipIKResult`), not raised.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 import numpy as np
 
-from .clip import Clip, ClipError, ik_dof_mask, sample_effector, sample_pose
+from ..ik import build_problem, solve_problem
+from ..ik.fik import per_dof
+from .sampling import sample_effector, sample_pose
+from .tracks import ClipError, ik_dof_mask
+
+if TYPE_CHECKING:  # Clip.sample calls this module
+    from .clip import Clip
 
 _PER_DOF_GAIN_SOLVERS = ("fik", "fik_fixed")
 
@@ -61,8 +68,6 @@ def solve_clip_ik(clip: Clip, times: np.ndarray, q_ref: np.ndarray | None = None
     Raises:
         ClipError: no effector tracks, or ``ik.dofs`` with a solver without per-DoF gains.
     """
-    from ..ik import build_problem, solve_problem
-
     skel = clip.skeleton
     t = np.asarray(times, dtype=float).reshape(-1)
     if not clip.effectors:
@@ -84,8 +89,6 @@ def solve_clip_ik(clip: Clip, times: np.ndarray, q_ref: np.ndarray | None = None
         movable &= ik_dof_mask(skel, clip.ik.dofs, f"clip {clip.name!r} IK dofs")
         gains = np.ones(skel.n_dof)
         if opts.get("dof_gains") is not None:
-            from ..ik.fik import per_dof
-
             gains, _ = per_dof(skel, "dof_gains", opts["dof_gains"], 1.0)
         opts["dof_gains"] = np.where(movable, gains, 0.0)
     fixed = ~movable

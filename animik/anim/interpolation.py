@@ -27,7 +27,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..rotations import matrix_to_rotvec, rotvec_to_matrix
+from ..rotations import inverse_right_jacobian, matrix_to_rotvec, rotvec_to_matrix
 
 MODES: tuple[str, ...] = ("linear", "smooth", "step")
 LINEAR, SMOOTH, STEP = 0, 1, 2
@@ -129,32 +129,6 @@ def eval_scalar(times: np.ndarray, values: np.ndarray, modes: np.ndarray, t: np.
 
 
 # ---------------------------------------------------------------------------------- SO(3)
-def _skew(v: np.ndarray) -> np.ndarray:
-    out = np.zeros(v.shape[:-1] + (3, 3))
-    out[..., 0, 1] = -v[..., 2]
-    out[..., 0, 2] = v[..., 1]
-    out[..., 1, 0] = v[..., 2]
-    out[..., 1, 2] = -v[..., 0]
-    out[..., 2, 0] = -v[..., 1]
-    out[..., 2, 1] = v[..., 0]
-    return out
-
-
-def right_jacobian_inv(v: np.ndarray) -> np.ndarray:
-    """Inverse right Jacobian of SO(3) at rotation vectors ``v (..., 3)``: ``(..., 3, 3)``.
-
-    If ``R(t) = R_0 exp(v(t))`` then the body angular velocity is ``J_r(v) v'``.
-    """
-    th = np.linalg.norm(v, axis=-1)
-    k = _skew(v)
-    small = th < 1e-4
-    ths = np.where(small, 1.0, th)
-    with np.errstate(divide="ignore", invalid="ignore"):
-        coef = 1.0 / ths**2 - (1.0 + np.cos(ths)) / (2.0 * ths * np.sin(ths))
-    coef = np.where(small, 1.0 / 12.0 + th**2 / 720.0, coef)
-    return np.eye(3) + 0.5 * k + coef[..., None, None] * (k @ k)
-
-
 def relative_rotvecs(rots: np.ndarray) -> np.ndarray:
     """``log(R_kᵀ R_k+1)`` for consecutive keys, ``(K-1, 3)``."""
     return matrix_to_rotvec(np.swapaxes(rots[:-1], -1, -2) @ rots[1:])
@@ -212,7 +186,7 @@ def eval_rotation(times: np.ndarray, rots: np.ndarray, modes: np.ndarray, t: np.
     if np.any(sm):
         if "omega" not in cache:
             cache["omega"] = angular_velocities(times, rots, w)
-            cache["jinv"] = right_jacobian_inv(w)
+            cache["jinv"] = inverse_right_jacobian(w)
         om = cache["omega"]
         h = (times[seg + 1] - times[seg])[:, None]
         m0 = om[seg]

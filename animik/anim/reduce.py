@@ -20,15 +20,18 @@ end with every frame within tolerance.
 from __future__ import annotations
 
 import math
+from pathlib import Path
 
 import numpy as np
 
+from ..joints import dofs_from_local, joint_layouts, local_transforms
 from ..kinematics import forward_kinematics
 from ..motion import Motion
 from ..skeleton import ROTATION
-from .clip import Clip, ClipError, JointTrack, sample_joint_track, sample_pose
+from .clip import Clip
 from .interpolation import MODE_CODE, MODES
-from .joints import dofs_from_local, joint_layouts, local_transforms
+from .sampling import sample_joint_track, sample_pose
+from .tracks import ClipError, JointTrack
 
 DEFAULT_POSITION_TOLERANCE = 1e-3  # m
 
@@ -52,7 +55,7 @@ def clip_from_motion(motion: Motion, tolerance: float | None = None,
         continuous: first make the rotation DoFs continuous from frame to frame (BVH files
             often wrap angles at ±180° or jump between Euler branches; interpolating across
             such a jump would spin the joint): the same poses with the branch and 2π shift
-            nearest the previous frame (:func:`animik.anim.joints.dofs_from_local`). Kept only
+            nearest the previous frame (:func:`animik.joints.dofs_from_local`). Kept only
             if it reproduces every joint transform to 1e-9.
 
     Returns:
@@ -148,7 +151,6 @@ def _continuous(skel, q: np.ndarray) -> np.ndarray:
 def _stem(src) -> str:
     if not src:
         return ""
-    from pathlib import Path
 
     return Path(str(src)).stem
 

@@ -37,15 +37,17 @@ as Python floats: exact).
 
 from __future__ import annotations
 
-import math
 from collections.abc import Mapping
 from typing import Any
 
 import numpy as np
 
-from ..errors import UnknownNameError
+from ..errors import UnknownNameError, names_hint
+from ..io.toml_fields import FieldReader
+from ..io.toml_writer import inline, key
 from ..skeleton import Skeleton
-from .clip import Clip, ClipError, EffectorTrack, IKSettings, JointTrack
+from .clip import Clip
+from .tracks import ClipError, EffectorTrack, IKSettings, JointTrack
 
 _CLIP_KEYS = {"name", "fps", "length", "interpolation", "base", "tracks", "effectors", "ik"}
 _TRACK_KEYS = {"joint", "dofs", "times", "values", "interpolation"}
@@ -108,26 +110,12 @@ def clip_to_dict(clip: Clip) -> dict[str, Any]:
     return d
 
 
-class _Reader:
+class _Reader(FieldReader):
     def __init__(self, where: str):
         self.where = where
 
     def fail(self, key: str, problem: str) -> ClipError:
         return ClipError(f"{self.where}.{key}: {problem}" if key else f"{self.where}: {problem}")
-
-    def table(self, v: Any, key: str, allowed: set[str]) -> Mapping:
-        if not isinstance(v, Mapping):
-            raise self.fail(key, f"must be a table, got {type(v).__name__}")
-        unknown = sorted(set(v) - allowed)
-        if unknown:
-            raise self.fail(key, f"unknown key{'s' if len(unknown) > 1 else ''} "
-                                 f"{', '.join(map(repr, unknown))}; allowed: {sorted(allowed)}")
-        return v
-
-    def number(self, v: Any, key: str) -> float:
-        if isinstance(v, bool) or not isinstance(v, (int, float)) or not math.isfinite(v):
-            raise self.fail(key, f"must be a finite number, got {v!r}")
-        return float(v)
 
     def numbers(self, v: Any, key: str, ndim: int) -> np.ndarray:
         def ok(x, depth):
@@ -202,8 +190,6 @@ def clip_from_dict(d: Mapping[str, Any], skeleton: Skeleton, where: str = "clip"
                 raise r.fail(key, f"missing {need!r}")
         joint = r.string(td["joint"], f"{key}.joint")
         if joint not in skeleton.joint_names:
-            from ..errors import names_hint
-
             raise UnknownNameError(f"{r.where}.{key}.joint: unknown joint {joint!r} in skeleton "
                                    f"{skeleton.name!r}; joints are {names_hint(skeleton.joint_names)}")
         want = [skeleton.dof_names[k] for k in skeleton.joint_dofs(joint)]
@@ -258,12 +244,10 @@ def clip_from_dict(d: Mapping[str, Any], skeleton: Skeleton, where: str = "clip"
 def clips_to_toml(clips, table: str = "clips") -> str:
     """TOML text of clips as an array of tables ``[[clips]]`` (append it to a scene file).
 
-    Written with animik's TOML emitter (:mod:`animik.io._toml`: floats as ``repr``, exact);
+    Written with animik's TOML emitter (:mod:`animik.io.toml_writer`: floats as ``repr``, exact);
     reading the text with :mod:`tomllib` and each table with :func:`clip_from_dict` gives equal
     clips.
     """
-    from ..io._toml import inline, key
-
     out: list[str] = []
     for clip in clips:
         d = clip_to_dict(clip)

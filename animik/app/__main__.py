@@ -6,6 +6,8 @@ import argparse
 import sys
 from collections.abc import Sequence
 
+from . import run
+
 
 def add_arguments(p: argparse.ArgumentParser) -> None:
     """The app's command-line options (shared with ``animik [TARGET]``)."""
@@ -33,8 +35,6 @@ def run_args(args: argparse.Namespace) -> int:
         print(f"animik: error: --size must be WxH with W >= 320 and H >= 240, got {args.size!r}",
               file=sys.stderr)
         return 2
-    from . import run
-
     return run(args.target, save_path=args.save_path, size=(w, h), fps=args.fps,
                vsync=not args.no_vsync, screenshot=args.screenshot,
                screenshot_frames=args.screenshot_frames)

@@ -114,7 +114,8 @@ class OrbitCamera:
         The third column is the NDC depth in [-1, 1] (> 1 or behind the camera: not visible).
         """
         p = np.asarray(points, dtype=float)
-        h = p @ self.view_proj()[:, :3].T + self.view_proj()[:, 3]
+        vp = self.view_proj()
+        h = p @ vp[:, :3].T + vp[:, 3]
         w = h[..., 3:4]
         w = np.where(np.abs(w) < 1e-12, 1e-12, w)
         ndc = h[..., :3] / w
@@ -138,6 +139,13 @@ class OrbitCamera:
         """World size (m) of one pixel at ``point``'s depth (for constant screen-size handles)."""
         depth = float(np.dot(np.asarray(point, float) - self.eye, self.forward))
         depth = max(depth, self.near)
+        return 2.0 * depth * np.tan(0.5 * self.fovy) / max(self.height, 1)
+
+    def pixel_sizes(self, points: np.ndarray) -> np.ndarray:
+        """:meth:`pixel_size_at` of each of ``points (N, 3)``: ``(N,)`` m."""
+        fwd = self.forward
+        eye = self.target - self.distance * fwd
+        depth = np.maximum((np.asarray(points, float).reshape(-1, 3) - eye) @ fwd, self.near)
         return 2.0 * depth * np.tan(0.5 * self.fovy) / max(self.height, 1)
 
     # ---------------------------------------------------------------- navigation

@@ -14,25 +14,31 @@ Mouse:
     middle drag           orbit (Shift + middle: pan)
     right drag            pan; right click on a handle: its context menu
     wheel                 zoom
+    (the current mode sees a press first: drive mode takes Ctrl + left as a goal on the floor)
 Keys:
     F frame selection · Home / R reset view · arrows orbit (Shift: pan) · +/- or PgUp/PgDn
     zoom · P pin/unpin · O 6-D target on/off ·
     Delete / Backspace delete the selected key, else free the effector · Esc cancel drag /
     clear selection · Ctrl+Z undo · Ctrl+Shift+Z / Ctrl+Y redo · Ctrl+S save · Ctrl+O open ·
     I live IK on/off
-Animation (:mod:`animik.app.timeline`):
-    K key the pose · Shift+K key the selected joint · Alt+K key the effector targets ·
-    Space play / pause · , . (or [ ]) previous / next key · Shift+, Shift+. start / end ·
-    N auto-key on/off
+The current mode's keys (:meth:`animik.app.modes.base.Mode.on_key_press`, after Ctrl
+shortcuts and Esc): in the pose mode the timeline's (K key the pose · Shift+K key the selected
+joint · Alt+K key the effector targets · Space play / pause · , . (or [ ]) previous / next key
+· Shift+, Shift+. start / end · N auto-key on/off); retarget mode's transport and P.
+
+Picking reads the cached view geometry (:func:`animik.app.geometry.view_geometry`): a mouse
+move over a still pose and camera builds nothing.
 """
 
 from __future__ import annotations
 
 import numpy as np
 
-from . import actions, timeline
+from . import edits, framing, modes, timeline
 from . import keys as K
-from .geometry import ViewGeometry, build_view
+from .documents import save
+from .geometry import view_geometry
+from .instances import ViewGeometry
 from .picking import pick_handle, pick_joint, pick_ring
 from .state import FREE, PINNED, TARGET, AppState, Drag
 
@@ -86,7 +92,8 @@ class ViewportController:
         return 0 <= px < w and 0 <= py < h
 
     def geometry(self) -> ViewGeometry:
-        return build_view(self.state)
+        """What is drawn, to pick against (rebuilt only when the view changed)."""
+        return view_geometry(self.state)
 
     # ---------------------------------------------------------------- mouse
     def on_mouse_motion(self, x, y, dx, dy):
@@ -111,9 +118,8 @@ class ViewportController:
         self.press_px = (px, py)
         self.press_site = None
         self.press_joint = None
-        if button == K.LEFT and s.drive is not None and modifiers & (K.MOD_CTRL | K.MOD_COMMAND):
-            self.mode = "goal"  # drive mode: Ctrl + left on the floor sets the goal
-            self._goal(px, py)
+        if modes.current(s).on_mouse_press(s, px, py, button, modifiers):
+            self.mode = "mode"  # the mode took the press (drive mode: Ctrl + click a goal)
             return
         if button == K.LEFT:
             g = self.geometry()
@@ -154,18 +160,8 @@ class ViewportController:
                 self._move(px, py, modifiers)
         elif self.mode == "rotate" and s.drag is not None:
             self._rotate(px, py)
-        elif self.mode == "goal":
-            self._goal(px, py)
-
-    def _goal(self, px: float, py: float) -> None:
-        """Drive mode: the goal where the mouse ray meets the floor (z = 0)."""
-        s = self.state
-        origin, direction = s.camera.ray(px, py)
-        hit = intersect_plane(origin, direction, np.zeros(3), np.array([0.0, 0.0, 1.0]))
-        if hit is not None and s.drive is not None and float(np.dot(hit - origin, direction)) > 0:
-            from .drive_mode import set_goal
-
-            set_goal(s, hit)
+        elif self.mode == "mode":
+            modes.current(s).on_mouse_drag(s, px, py, modifiers)
 
     def on_mouse_release(self, x, y, button, modifiers):
         s = self.state
@@ -175,15 +171,14 @@ class ViewportController:
         if mode in ("drag", "rotate") and s.drag is not None:
             d, s.drag = s.drag, None
             if d.moved:
-                if s.doc.retarget is not None:  # retarget mode: an edit layered on the motion
-                    from .retarget_mode import end_drag
-
-                    end_drag(s, d)
-                elif d.kind == "move" and s.pin_on_release and s.doc.effector(d.site).mode == TARGET \
+                # a mode may make its own edit of it (retarget mode: an offset on the motion)
+                handled = modes.current(s).end_drag(s, d)
+                if not handled and d.kind == "move" and s.pin_on_release \
+                        and s.doc.effector(d.site).mode == TARGET \
                         and d.start_doc.effector(d.site).mode == FREE:
-                    actions.set_effector(s, s.doc.effector(d.site).replace(mode=PINNED))
+                    edits.set_effector(s, s.doc.effector(d.site).replace(mode=PINNED))
                 keyed = timeline.auto_key(s, site=d.site)
-                actions.commit(s, f"{'drag' if d.kind == 'move' else 'rotate'} {d.site}"
+                edits.commit(s, f"{'drag' if d.kind == 'move' else 'rotate'} {d.site}"
                                   + (" + key" if keyed else ""))
         elif mode == "click":
             s.selected_joint = self.press_joint
@@ -234,7 +229,7 @@ class ViewportController:
             i = s.skeleton.site_index(d.site)
             e = e.replace(mode=TARGET,
                           rotation=np.array(s.fk.site_rotations[i]) if e.oriented else None)
-        actions.set_effector(s, e.replace(position=p))
+        edits.set_effector(s, e.replace(position=p))
         d.moved = True
 
     def constraint_axis(self) -> int | None:
@@ -286,8 +281,8 @@ class ViewportController:
         ang = self._ring_angle(d.start_position, axis, px, py)
         delta = float(np.angle(np.exp(1j * (ang - d.start_angle))))
         e = s.doc.effector(d.site)
-        rot = actions.rotate_target(d.start_rotation, axis, delta)
-        actions.set_effector(s, e.replace(rotation=rot))
+        rot = edits.rotate_target(d.start_rotation, axis, delta)
+        edits.set_effector(s, e.replace(rotation=rot))
         d.moved = True
 
     # ---------------------------------------------------------------- keys
@@ -300,31 +295,31 @@ class ViewportController:
             s.keys_down.add(symbol)
         if ctrl:
             if symbol == K.Z:
-                return actions.redo(s) if shift else actions.undo(s)
+                return edits.redo(s) if shift else edits.undo(s)
             if symbol == K.Y:
-                return actions.redo(s)
+                return edits.redo(s)
             if symbol == K.S:
                 if shift and self.open_browser is not None:
                     self.open_browser("save")
                     return True
-                return actions.save(s) is not None
+                return save(s) is not None
             if symbol == K.O and self.open_browser is not None:
                 self.open_browser("open")
                 return True
             return False
         if symbol == K.ESCAPE:
             if s.drag is not None:
-                actions.cancel_drag(s)
+                edits.cancel_drag(s)
                 self.mode = None
             else:
                 s.selected_site = None
                 s.selected_joint = None
                 s.selected_key = None
             return True
-        if self._animation_key(symbol, modifiers):
+        if modes.current(s).on_key_press(s, symbol, modifiers):
             return True
         if symbol == K.F:
-            actions.frame_selected(s)
+            framing.frame_selected(s)
             return True
         if symbol in (K.HOME, K.R):
             s.camera.reset()
@@ -354,43 +349,14 @@ class ViewportController:
         if site is None or s.drag is not None:
             return False
         if symbol == K.P:
-            actions.toggle_pin(s, site)
+            edits.toggle_pin(s, site)
             return True
         if symbol == K.O:
-            actions.set_oriented(s, site, not s.doc.effector(site).oriented)
+            edits.set_oriented(s, site, not s.doc.effector(site).oriented)
             s.selected_site = site
             return True
         if symbol in (K.DELETE, K.BACKSPACE):
-            actions.free(s, site)
-            return True
-        return False
-
-    def _animation_key(self, symbol, modifiers) -> bool:
-        """Keys of the timeline (no Ctrl): K, Shift+K, Alt+K, Space, , . [ ], N."""
-        s = self.state
-        shift = bool(modifiers & K.MOD_SHIFT)
-        alt = bool(modifiers & K.MOD_ALT)
-        if symbol == K.K:
-            if s.drag is not None:
-                return False
-            if alt:
-                timeline.key_targets(s)
-            elif shift:
-                timeline.key_joint(s)
-            else:
-                timeline.key_pose(s)
-            return True
-        if symbol == K.SPACE:
-            timeline.toggle_play(s)
-            return True
-        if symbol == K.N:
-            s.auto_key = not s.auto_key
-            s.info(f"Auto-key {'on' if s.auto_key else 'off'}")
-            return True
-        step = {K.COMMA: -1, K.BRACKETLEFT: -1, K.PERIOD: 1, K.BRACKETRIGHT: 1}.get(symbol)
-        if step is not None and s.drag is None:
-            timeline.pause(s)
-            timeline.jump(s, 2 * step if shift else step)
+            edits.free(s, site)
             return True
         return False
 

@@ -1,20 +1,29 @@
 """What the viewport shows, as plain arrays: instances of a few primitives, built per frame.
 
-:func:`build_view` turns the state into per-primitive instance records (vectorised numpy, no
-GL) that the renderer uploads as they are, and that picking uses too, so what is picked is
-exactly what is drawn. An instance record is 16 float32: the three columns of the linear part
-(rotation times per-axis scale), the translation, and an RGBA colour. The unit primitives are a
-sphere (radius 1), a cylinder (radius 1, from z = 0 to z = 1), a cube (half-size 1) and a torus
-(major radius 1, in the XY plane).
+:func:`build_view` turns the state into per-primitive instance records
+(:mod:`animik.app.instances`, vectorised numpy, no GL) that the renderer uploads as they are,
+and that picking uses too, so what is picked is exactly what is drawn: the character, its
+handles, error lines and the rotate gizmo, then whatever the current mode adds
+(:meth:`animik.app.modes.base.Mode.decorate_view`). :func:`view_geometry` keeps the last
+geometry while nothing it depends on changed (:func:`view_key`), so picking on every mouse move
+and the frame's render share one build.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-
 import numpy as np
 
-from .state import PINNED, AppState
+from ..cache import cached
+from ..kinematics import forward_kinematics
+from ..skeleton import Skeleton
+from . import modes, physics
+from .instances import (
+    ViewGeometry,
+    cylinder_instances,
+    framed_instances,
+    sphere_instances,
+)
+from .state import PINNED, AppState, ViewCache
 
 # colours (linear-ish RGB in [0, 1])
 BONE = (0.70, 0.72, 0.78)
@@ -34,118 +43,15 @@ RING_PX = 55.0  # ring radius on screen, pixels
 RING_SAMPLES = 64
 
 
-@dataclass
-class ViewGeometry:
-    """Instances (``(N, 16)`` float32 each) and handle data for one frame.
-
-    Attributes:
-        spheres, cylinders: the character (depth-tested).
-        free_spheres: handles of free effectors (small, drawn over the character).
-        overlay_spheres, overlay_cubes, overlay_cylinders, overlay_tori: handles of constrained
-            and selected effectors, error lines, orientation gizmo (drawn over everything).
-        joint_radius: ``(J,)`` m, bone_radius ``(J,)`` m (per child joint), used by picking.
-        handle_sites: ``(H,)`` site indices of the handles, handle_pos ``(H, 3)``, handle_radius
-            ``(H,)`` m.
-        ring_centre ``(3,)``, ring_axes ``(3, 3)`` (columns), ring_radius (m): the rotate gizmo of
-            the selected 6-D target, or ring_centre None.
-    """
-
-    spheres: np.ndarray
-    cylinders: np.ndarray
-    free_spheres: np.ndarray
-    overlay_spheres: np.ndarray
-    overlay_cubes: np.ndarray
-    overlay_cylinders: np.ndarray
-    overlay_tori: np.ndarray
-    joint_radius: np.ndarray
-    bone_radius: np.ndarray
-    handle_sites: np.ndarray
-    handle_pos: np.ndarray
-    handle_radius: np.ndarray
-    ring_centre: np.ndarray | None = None
-    ring_axes: np.ndarray | None = None
-    ring_radius: float = 0.0
-
-
-def _rgba(c, n: int) -> np.ndarray:
-    c = np.asarray(c, dtype=np.float32)
-    if c.ndim == 1:
-        if c.shape[0] == 3:
-            c = np.append(c, np.float32(1.0))
-        return np.broadcast_to(c, (n, 4))
-    if c.shape[1] == 3:
-        c = np.concatenate([c, np.ones((len(c), 1), np.float32)], axis=1)
-    return c
-
-
-def sphere_instances(centres: np.ndarray, radius, color) -> np.ndarray:
-    centres = np.asarray(centres, float).reshape(-1, 3)
-    n = len(centres)
-    r = np.broadcast_to(np.asarray(radius, float), (n,))
-    out = np.zeros((n, 16), np.float32)
-    out[:, 0] = r
-    out[:, 4] = r
-    out[:, 8] = r
-    out[:, 9:12] = centres
-    out[:, 12:16] = _rgba(color, n)
-    return out
-
-
-def _perp_basis(d: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """Two unit vectors ``(N, 3)`` orthogonal to each unit ``d`` and to each other."""
-    helper = np.where(np.abs(d[:, 2:3]) < 0.9, [[0.0, 0.0, 1.0]], [[1.0, 0.0, 0.0]])
-    u = np.cross(d, helper)
-    u /= np.linalg.norm(u, axis=1, keepdims=True)
-    v = np.cross(d, u)
-    return u, v
-
-
-def cylinder_instances(a: np.ndarray, b: np.ndarray, radius, color) -> np.ndarray:
-    """Cylinders from points ``a (N, 3)`` to ``b (N, 3)``."""
-    a = np.asarray(a, float).reshape(-1, 3)
-    b = np.asarray(b, float).reshape(-1, 3)
-    n = len(a)
-    seg = b - a
-    length = np.linalg.norm(seg, axis=1)
-    d = seg / np.maximum(length, 1e-12)[:, None]
-    d[length < 1e-12] = (0.0, 0.0, 1.0)
-    u, v = _perp_basis(d)
-    r = np.broadcast_to(np.asarray(radius, float), (n,))[:, None]
-    out = np.zeros((n, 16), np.float32)
-    out[:, 0:3] = u * r
-    out[:, 3:6] = v * r
-    out[:, 6:9] = seg
-    out[:, 9:12] = a
-    out[:, 12:16] = _rgba(color, n)
-    return out
-
-
-def framed_instances(centres: np.ndarray, axes: np.ndarray, scale, color) -> np.ndarray:
-    """Instances with a given rotation ``axes (N, 3, 3)`` (columns) and uniform ``scale (N,)``."""
-    centres = np.asarray(centres, float).reshape(-1, 3)
-    n = len(centres)
-    s = np.broadcast_to(np.asarray(scale, float), (n,))[:, None]
-    ax = np.asarray(axes, float).reshape(n, 3, 3)
-    out = np.zeros((n, 16), np.float32)
-    out[:, 0:3] = ax[:, :, 0] * s
-    out[:, 3:6] = ax[:, :, 1] * s
-    out[:, 6:9] = ax[:, :, 2] * s
-    out[:, 9:12] = centres
-    out[:, 12:16] = _rgba(color, n)
-    return out
-
-
 def skeleton_sizes(state: AppState) -> tuple[np.ndarray, np.ndarray]:
     """``(joint radius (J,), bone radius (J,))`` in m, scaled to the character and its bones.
 
     Computed from the rest pose (cached on the skeleton) so sizes do not change while posing.
     """
-    skel = state.skeleton
-    cached = skel.__dict__.get("_app_sizes")
-    if cached is not None:
-        return cached
-    from ..kinematics import forward_kinematics
+    return cached(state.skeleton, "app.geometry.sizes", lambda: _draw_sizes(state.skeleton))
 
+
+def _draw_sizes(skel: Skeleton) -> tuple[np.ndarray, np.ndarray]:
     fk = forward_kinematics(skel, skel.rest_q)
     pts = np.concatenate([fk.joint_positions[1:] if skel.n_joints > 1 else fk.joint_positions,
                           fk.site_positions])
@@ -168,9 +74,7 @@ def skeleton_sizes(state: AppState) -> tuple[np.ndarray, np.ndarray]:
     joint_r = np.maximum(joint_r, 0.002 * height)
     bone_r = np.minimum(0.011 * height, 0.2 * np.where(np.isfinite(bone_len), bone_len, 0.5 * height))
     bone_r = np.maximum(bone_r, 0.0015 * height)
-    sizes = (joint_r, bone_r)
-    skel.__dict__["_app_sizes"] = sizes
-    return sizes
+    return joint_r, bone_r
 
 
 def joint_colors(state: AppState) -> np.ndarray:
@@ -192,22 +96,22 @@ def bone_segments(state: AppState) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """
     skel = state.skeleton
     fk = state.fk
-    cached = skel.__dict__.get("_app_bones")
-    if cached is None:
-        par = np.arange(1, skel.n_joints)
-        par_owner = skel.parents[1:]
-        # leaf-joint sites (hands, feet, head tips) get a bone from their joint
-        has_child = np.zeros(skel.n_joints, bool)
-        has_child[skel.parents[1:]] = True
-        site_ok = [i for i, j in enumerate(skel.site_joint)
-                   if not has_child[j] and np.linalg.norm(skel.site_offsets[i]) > 1e-6]
-        cached = (par, par_owner, np.array(site_ok, dtype=np.int64))
-        skel.__dict__["_app_bones"] = cached
-    child, owner, sites = cached
+    child, owner, sites = cached(skel, "app.geometry.bones", lambda: _bone_topology(skel))
     a = np.concatenate([fk.joint_positions[owner], fk.joint_positions[skel.site_joint[sites]]])
     b = np.concatenate([fk.joint_positions[child], fk.site_positions[sites]])
     own = np.concatenate([owner, skel.site_joint[sites]])
     return a, b, own
+
+
+def _bone_topology(skel: Skeleton) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    par = np.arange(1, skel.n_joints)
+    par_owner = skel.parents[1:]
+    # leaf-joint sites (hands, feet, head tips) get a bone from their joint
+    has_child = np.zeros(skel.n_joints, bool)
+    has_child[skel.parents[1:]] = True
+    site_ok = [i for i, j in enumerate(skel.site_joint)
+               if not has_child[j] and np.linalg.norm(skel.site_offsets[i]) > 1e-6]
+    return par, par_owner, np.array(site_ok, dtype=np.int64)
 
 
 def build_view(state: AppState) -> ViewGeometry:
@@ -243,7 +147,7 @@ def build_view(state: AppState) -> ViewGeometry:
             hcol[i] = HANDLE_FREE
     sel_i = skel.site_index(state.selected_site) if state.selected_site in skel.site_names else -1
     hov_i = skel.site_index(state.hover_site) if state.hover_site in skel.site_names else -1
-    px = np.array([cam.pixel_size_at(p) for p in hpos]) if S else np.zeros(0)
+    px = cam.pixel_sizes(hpos)
     active = np.array([e.active for e in effs], bool) if S else np.zeros(0, bool)
     # free handles are smaller (the fingertips would hide the hand), constrained ones full size
     hrad = state.handle_px * px * np.where(active, 1.0, FREE_SCALE)
@@ -311,15 +215,43 @@ def build_view(state: AppState) -> ViewGeometry:
         handle_sites=np.arange(S), handle_pos=hpos,
         handle_radius=np.maximum(hrad, 7.0 * px),  # picking: at least 7 px
         ring_centre=ring_centre, ring_axes=ring_axes, ring_radius=ring_radius)
-    if state.doc.retarget is not None:  # the source skeleton beside the target; its handles
-        from .retarget_mode import decorate_view
+    geom = modes.current(state).decorate_view(state, geom)
+    # the physics overlay (COM, support polygon, ZMP, force) is drawn in every mode
+    return physics.decorate_view(state, geom)
 
-        geom = decorate_view(state, geom)
-    if state.drive is not None:  # the octagon, b, c, the CoP and the goal (drive_mode.py)
-        from .drive_mode import decorate_view as drive_decorate
 
-        geom = drive_decorate(state, geom)
+def view_key(state: AppState) -> tuple:
+    """Everything :func:`build_view` reads: the document (replaced on every change, the pose
+    included), the camera, the viewport, the selection and hover, the handle size and the
+    mode's own view state. Equal keys give the same geometry."""
+    cam = state.camera
+    return (state.doc, cam.yaw, cam.pitch, cam.distance, tuple(np.asarray(cam.target, float)),
+            cam.fovy, cam.width, cam.height, state.selected_site, state.selected_joint, state.hover_site,
+            state.hover_joint, state.hover_ring, state.handle_px,
+            modes.current(state).view_key(state), physics.view_key(state))
+
+
+def view_geometry(state: AppState) -> ViewGeometry:
+    """:func:`build_view`, built again only when :func:`view_key` changed (picking on every
+    mouse move and the render of the frame share it)."""
+    key = view_key(state)
+    cache = state.view_cache
+    if cache is not None and _same_key(cache.key, key):
+        return cache.geometry
+    geom = build_view(state)
+    state.stats.view_builds += 1
+    state.view_cache = ViewCache(key, geom)
     return geom
+
+
+def _same_key(a: tuple, b: tuple) -> bool:
+    # the document by identity (documents are immutable and replaced on every change)
+    return a[0] is b[0] and a[1:] == b[1:]
+
+
+__all__ = ["ViewGeometry", "bone_segments", "build_view", "cylinder_instances",
+           "framed_instances", "grid_lines", "joint_colors", "skeleton_sizes", "sphere_instances",
+           "view_geometry", "view_key"]
 
 
 def grid_lines(half: float = 5.0, step: float = 0.25) -> tuple[np.ndarray, np.ndarray]:

@@ -15,15 +15,14 @@ from pathlib import Path
 
 from imgui_bundle import imgui, implot
 
-from . import actions
+from . import documents, modes
 from . import keys as K
 from .controller import ViewportController
-from .drive_mode import on_key_press as drive_keys
-from .geometry import build_view
+from .geometry import view_geometry
 from .imgui_input import ImguiInput
 from .render.imgui_renderer import ImguiRenderer
+from .render.png import read_framebuffer, write_png
 from .render.scene_renderer import SceneRenderer
-from .retarget_mode import on_key_press as retarget_keys
 from .state import AppState
 from .ui.chrome import (
     draw_help_window,
@@ -33,16 +32,16 @@ from .ui.chrome import (
     draw_view_hint,
     setup_layout,
 )
-from .ui.drive_panel import draw_drive_panel
 from .ui.files import draw_file_browser_panel, open_browser
+from .ui.mode_panels import draw_mode_panels
 from .ui.panels import (
     draw_context_menu,
     draw_effectors_panel,
     draw_joint_panel,
     draw_skeleton_panel,
 )
+from .ui.physics_panel import draw_physics_panel
 from .ui.plot_panel import draw_plot_panel
-from .ui.retarget_panel import draw_retarget_panel
 from .ui.solver_panel import draw_solver_panel
 from .ui.timeline_panel import draw_timeline_panel
 
@@ -177,10 +176,6 @@ class GuiApp:
         if ctrl and symbol == K.Q:
             self.state.quit_requested = True
             return
-        if self.state.doc.retarget is not None and retarget_keys(self.state, symbol, modifiers):
-            return  # retarget mode: Space play / pause, , . step frames, P pin (retarget_mode)
-        if self.state.drive is not None and drive_keys(self.state, symbol, modifiers):
-            return  # drive mode: arrows / WASD / Q / E are held to drive (drive_mode)
         self.controller.on_key_press(symbol, modifiers)
 
     def on_key_release(self, symbol, modifiers):
@@ -193,7 +188,7 @@ class GuiApp:
     def on_file_drop(self, x, y, paths):
         """A file dropped onto the window: open it (errors become a message)."""
         if paths:
-            actions.open_into(self.state, paths[0])
+            documents.open_into(self.state, paths[0])
 
     # ---------------------------------------------------------------- frame
     def build_ui(self) -> None:
@@ -217,8 +212,8 @@ class GuiApp:
         draw_solver_panel(s)
         draw_effectors_panel(s)
         draw_plot_panel(s)
-        draw_retarget_panel(s)
-        draw_drive_panel(s)
+        draw_physics_panel(s)
+        draw_mode_panels(s)
         draw_context_menu(s)
         draw_file_browser_panel(s)
         draw_help_window(s)
@@ -262,7 +257,7 @@ class GuiApp:
         imgui.set_current_context(self.imgui_ctx)  # several GuiApps may live in one process
         implot.set_current_context(self.implot_ctx)
         t0 = time.perf_counter()
-        actions.update(s, dt)  # the IK
+        modes.update(s, dt)  # the current mode's frame: the IK, playback, a retarget step
         t1 = time.perf_counter()
         io = imgui.get_io()
         io.delta_time = max(float(dt), 1e-4)
@@ -288,7 +283,7 @@ class GuiApp:
                 r = (int(x0 * sc), int(fbh - y1 * sc), int((x1 - x0) * sc), int((y1 - y0) * sc))
                 canvas.clear(*PANEL_BG, 1.0, viewport=r)
         rect = (int(x * sc), int(fbh - (y + h) * sc), int(w * sc), int(h * sc))
-        self.scene_renderer.render(s, build_view(s), rect)
+        self.scene_renderer.render(s, view_geometry(s), rect)
         self.imgui_renderer.render(draw_data, fb_height=fbh, lists=lists)
         t3 = time.perf_counter()
         self.last = FrameTimes(1e3 * (t1 - t0), 1e3 * (t2 - t1), 1e3 * (t3 - t2))
@@ -328,13 +323,9 @@ class Offscreen:
 
     def pixels(self):
         """``(H, W, 3)`` uint8 of the last frame, first row at the top."""
-        from .render.png import read_framebuffer
-
         return read_framebuffer(self.gui.canvas())
 
     def screenshot(self, path) -> None:
-        from .render.png import write_png
-
         write_png(path, self.pixels())
 
     def release(self) -> None:

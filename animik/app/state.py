@@ -1,285 +1,45 @@
-"""The app's state: one mutable :class:`AppState` around an immutable, undoable :class:`Document`.
+"""The app's state: one mutable :class:`AppState` around the immutable, undoable
+:class:`~animik.app.document.Document`.
 
-The *document* is everything a user edits and an undo step restores: the skeleton and where it
-came from, the pose ``q``, every effector's mode and target, the solver settings, and the
-keyframe clips with the current clip and the playhead time. Edits
-replace ``state.doc`` with a new :class:`Document` (they are cheap: arrays are shared) and
-:func:`animik.app.actions.commit` records it in the :class:`History`.
+Everything in :class:`AppState` but ``doc`` and ``history`` is view or session state (camera,
+selection, the drag in progress, plots, messages, caches) and is not undone. It also keeps the
+frame's kinematic snapshot (:class:`PoseKinematics`: forward kinematics of ``doc.q``, computed
+once per pose and shared by the IK check, the view geometry and picking) and the view geometry
+picking uses (:class:`ViewCache`). No GL here: renderers and panels read this state; the
+action modules (:mod:`animik.app.edits`, :mod:`animik.app.timeline`, the modes) write it.
 
-Everything else in :class:`AppState` is view or session state (camera, selection, the drag in
-progress, plots, messages) and is not undone. No GL here: renderers and panels read this state;
-:mod:`animik.app.actions` and :mod:`animik.app.controller` write it.
+The document types are re-exported here (``from animik.app.state import Document, FREE``).
 """
 
 from __future__ import annotations
 
 import collections
-import dataclasses
 import time
-from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from types import MappingProxyType
-from typing import Any
 
 import numpy as np
 
-from ..anim import Clip
+from ..ik.problem import IKProblem
+from ..ik.result import IKResult
 from ..kinematics import FKResult, forward_kinematics
-from ..motion import Motion
 from ..skeleton import Skeleton
 from .camera import OrbitCamera
-
-FREE, TARGET, PINNED = "free", "target", "pinned"
-MODES = (FREE, TARGET, PINNED)
-
-LIMIT_EPS = 1e-4  # rad / m: a DoF this close to a finite limit counts as "at the limit"
-
-
-@dataclass(frozen=True, eq=False)
-class Effector:
-    """One effector site and its IK constraint.
-
-    Attributes:
-        site: site name.
-        mode: ``"free"`` (no constraint; the handle sits on the site), ``"target"`` (a goal the
-            IK pulls the site to) or ``"pinned"`` (held where it was pinned).
-        position: ``(3,)`` target position, m (meaningful when not free).
-        rotation: ``(3, 3)`` target rotation for a 6-D target (position + orientation), else None.
-        weight: task weight (> 0).
-    """
-
-    site: str
-    mode: str = FREE
-    position: np.ndarray = field(default_factory=lambda: np.zeros(3))
-    rotation: np.ndarray | None = None
-    weight: float = 1.0
-
-    def __post_init__(self) -> None:
-        if self.mode not in MODES:
-            raise ValueError(f"effector mode must be one of {MODES}, got {self.mode!r}")
-        p = np.array(self.position, dtype=float)
-        p.setflags(write=False)
-        object.__setattr__(self, "position", p)
-        if self.rotation is not None:
-            r = np.array(self.rotation, dtype=float)
-            r.setflags(write=False)
-            object.__setattr__(self, "rotation", r)
-
-    @property
-    def active(self) -> bool:
-        return self.mode != FREE
-
-    @property
-    def oriented(self) -> bool:
-        return self.rotation is not None
-
-    def replace(self, **kw: Any) -> Effector:
-        return dataclasses.replace(self, **kw)
-
-    def same_as(self, other: Effector) -> bool:
-        return (self.site == other.site and self.mode == other.mode
-                and np.array_equal(self.position, other.position)
-                and (self.rotation is None) == (other.rotation is None)
-                and (self.rotation is None or np.array_equal(self.rotation, other.rotation))
-                and self.weight == other.weight)
-
-
-@dataclass(frozen=True, eq=False)
-class SolverSettings:
-    """IK settings applied live.
-
-    Attributes:
-        name: solver name (a key of :data:`animik.ik.SOLVERS`).
-        iterations: iteration budget per frame (the solver's ``max_iterations``).
-        options: ``{solver name: {option: value}}``: each solver keeps its own settings, so
-            switching back and forth loses nothing; only the current solver's are used and saved.
-    """
-
-    name: str = "fik"
-    iterations: int = 20
-    options: Mapping[str, Mapping[str, Any]] = field(default_factory=dict)
-
-    def __post_init__(self) -> None:
-        object.__setattr__(self, "options", MappingProxyType(
-            {k: MappingProxyType(dict(v)) for k, v in self.options.items()}))
-
-    @property
-    def current(self) -> Mapping[str, Any]:
-        """Options of the current solver."""
-        return self.options.get(self.name, MappingProxyType({}))
-
-    def with_option(self, key: str, value: Any) -> SolverSettings:
-        opts = {k: dict(v) for k, v in self.options.items()}
-        opts.setdefault(self.name, {})[key] = value
-        return dataclasses.replace(self, options=opts)
-
-    def without_option(self, key: str) -> SolverSettings:
-        opts = {k: dict(v) for k, v in self.options.items()}
-        opts.get(self.name, {}).pop(key, None)
-        return dataclasses.replace(self, options=opts)
-
-    def replace(self, **kw: Any) -> SolverSettings:
-        return dataclasses.replace(self, **kw)
-
-    def same_as(self, other: SolverSettings) -> bool:
-        return (self.name == other.name and self.iterations == other.iterations
-                and {k: dict(v) for k, v in self.options.items()}
-                == {k: dict(v) for k, v in other.options.items()})
-
-
-@dataclass(frozen=True, eq=False)
-class Document:
-    """The undoable part of the app state.
-
-    Attributes:
-        skeleton: the character.
-        rig: where it came from: a built-in rig name or a file path (``.toml`` rig or ``.bvh``).
-        q: ``(n_dof,)`` pose, rad / m (read-only).
-        effectors: one :class:`Effector` per site, in site order.
-        solver: the IK settings.
-        motion: the BVH motion when the rig came from a BVH file, else None.
-        frame: the BVH frame the pose was last taken from.
-        name: scene name (window title, default file name).
-        clips: keyframe clips (:class:`animik.anim.Clip` on ``skeleton``), names unique.
-        clip: index of the current clip in ``clips`` (-1: none).
-        time: the playhead, s (a frame time ``i / fps`` of the current clip).
-        retarget: retarget mode (:class:`animik.app.retarget_mode.RetargetLink`: the motion
-            retargeted onto ``skeleton`` every frame, and the edits layered on it), or None.
-    """
-
-    skeleton: Skeleton
-    rig: str
-    q: np.ndarray
-    effectors: tuple[Effector, ...]
-    solver: SolverSettings = field(default_factory=SolverSettings)
-    motion: Motion | None = None
-    frame: int = 0
-    name: str = ""
-    clips: tuple[Clip, ...] = ()
-    clip: int = -1
-    time: float = 0.0
-    retarget: Any = None
-
-    def __post_init__(self) -> None:
-        clips = tuple(self.clips)
-        object.__setattr__(self, "clips", clips)
-        if not clips:
-            object.__setattr__(self, "clip", -1)
-        elif not 0 <= self.clip < len(clips):
-            raise ValueError(f"clip must be an index into the {len(clips)} clips, got {self.clip}")
-        object.__setattr__(self, "time", float(self.time))
-        q = np.array(self.q, dtype=float)
-        if q.shape != (self.skeleton.n_dof,):
-            raise ValueError(f"q must have shape ({self.skeleton.n_dof},), got {q.shape}")
-        q.setflags(write=False)
-        object.__setattr__(self, "q", q)
-        eff = tuple(self.effectors)
-        if tuple(e.site for e in eff) != self.skeleton.site_names:
-            raise ValueError("effectors must list every site of the skeleton, in site order")
-        object.__setattr__(self, "effectors", eff)
-
-    @classmethod
-    def new(cls, skeleton: Skeleton, rig: str, q: np.ndarray | None = None, **kw: Any) -> Document:
-        """A document with every effector free, at ``q`` (default: the rest pose)."""
-        q = skeleton.rest_q if q is None else q
-        fk = forward_kinematics(skeleton, q)
-        eff = tuple(Effector(s, FREE, fk.site_positions[i]) for i, s in enumerate(skeleton.site_names))
-        return cls(skeleton, rig, q, eff, **kw)
-
-    def replace(self, **kw: Any) -> Document:
-        return dataclasses.replace(self, **kw)
-
-    def effector(self, site: str) -> Effector:
-        return self.effectors[self.skeleton.site_index(site)]
-
-    def with_effector(self, eff: Effector) -> Document:
-        i = self.skeleton.site_index(eff.site)
-        effs = list(self.effectors)
-        effs[i] = eff
-        return self.replace(effectors=tuple(effs))
-
-    def same_as(self, other: Document) -> bool:
-        """Equal content (used to skip no-op history entries)."""
-        return np.array_equal(self.q, other.q) and self.same_but_q(other)
-
-    @property
-    def current_clip(self) -> Clip | None:
-        return self.clips[self.clip] if self.clips else None
-
-    def with_clip(self, clip: Clip) -> Document:
-        """The document with the current clip replaced by ``clip``."""
-        clips = list(self.clips)
-        clips[self.clip] = clip
-        return self.replace(clips=tuple(clips))
-
-    def same_but_q(self, other: Document) -> bool:
-        """Equal in everything but the pose."""
-        return (self.skeleton is other.skeleton and self.rig == other.rig
-                and self.frame == other.frame
-                and self.motion is other.motion and self.name == other.name
-                and self.clip == other.clip and self.time == other.time
-                and len(self.clips) == len(other.clips)
-                and all(a is b for a, b in zip(self.clips, other.clips, strict=True))
-                and all(a.same_as(b) for a, b in zip(self.effectors, other.effectors, strict=True))
-                and self.solver.same_as(other.solver)
-                and self.retarget is other.retarget)
-
-
-class History:
-    """Linear undo/redo of :class:`Document` snapshots (each entry is the state after an edit)."""
-
-    def __init__(self, doc: Document, limit: int = 500):
-        self.entries: list[tuple[str, Document]] = [("open", doc)]
-        self.index = 0
-        self.limit = limit
-
-    @property
-    def current(self) -> Document:
-        return self.entries[self.index][1]
-
-    def push(self, label: str, doc: Document) -> bool:
-        """Record ``doc`` after an edit; returns False (nothing recorded) if nothing changed."""
-        if doc.same_as(self.current):
-            return False
-        del self.entries[self.index + 1:]
-        self.entries.append((label, doc))
-        if len(self.entries) > self.limit:
-            del self.entries[0]
-        self.index = len(self.entries) - 1
-        return True
-
-    def amend(self, doc: Document) -> bool:
-        """Replace the current entry by ``doc`` if only the pose differs (the IK settling after
-        an edit belongs to that edit: undo/redo then restore the settled pose)."""
-        cur = self.current
-        if doc is cur or not doc.same_but_q(cur):
-            return False
-        self.entries[self.index] = (self.entries[self.index][0], doc)
-        return True
-
-    def can_undo(self) -> bool:
-        return self.index > 0
-
-    def can_redo(self) -> bool:
-        return self.index < len(self.entries) - 1
-
-    def undo(self) -> tuple[str, Document] | None:
-        if not self.can_undo():
-            return None
-        label = self.entries[self.index][0]
-        self.index -= 1
-        return label, self.current
-
-    def redo(self) -> tuple[str, Document] | None:
-        if not self.can_redo():
-            return None
-        self.index += 1
-        return self.entries[self.index]
-
-    def reset(self, doc: Document, label: str = "open") -> None:
-        self.entries = [(label, doc)]
-        self.index = 0
+from .document import (
+    FREE,
+    LIMIT_EPS,
+    MODES,
+    PINNED,
+    TARGET,
+    Document,
+    Effector,
+    History,
+    ModeData,
+    SolverSettings,
+)
+from .instances import ViewGeometry
+from .physics_view import PhysicsView
+from .ui_state import ModeUI, TimelineDrag, TimelineView
 
 
 @dataclass
@@ -331,6 +91,8 @@ class Stats:
         self.last_iterations = 0
         self.last_ik_ms = 0.0
         self.fps = 0.0
+        self.fk_passes = 0  # forward kinematics the app ran itself (not the solver's)
+        self.view_builds = 0  # view geometries built (render and picking share them)
         self._t_fps = time.perf_counter()
         self._n_fps = 0
 
@@ -361,13 +123,42 @@ class Stats:
 class IKCache:
     """The IK problem and the solver's warm-start state between frames (not undone)."""
 
-    key: Any = None
-    problem: Any = None
-    solver_state: Any = None
-    last_result: Any = None
+    key: tuple | None = None
+    problem: IKProblem | None = None
+    solver_state: object | None = None  # the solver's own (FIK: filter states), passed back
+    last_result: IKResult | None = None
     solved_version: int = -1
     converged: bool = False
     failed: str = ""  # message of the last solver exception (retry when settings change)
+
+
+@dataclass(frozen=True, eq=False)
+class PoseKinematics:
+    """Forward kinematics of one pose: the frame's kinematic snapshot.
+
+    Attributes:
+        skeleton: the skeleton.
+        q: ``(n_dof,)`` the (read-only) pose it is of.
+        fk: its :class:`~animik.kinematics.FKResult`.
+    """
+
+    skeleton: Skeleton
+    q: np.ndarray
+    fk: FKResult
+
+
+@dataclass
+class ViewCache:
+    """The last view geometry built and what it was built from (picking reuses it while the
+    pose, the camera, the selection and the mode's view are unchanged).
+
+    Attributes:
+        key: what the geometry depends on (see :func:`animik.app.geometry.view_key`).
+        geometry: the :class:`~animik.app.instances.ViewGeometry`.
+    """
+
+    key: tuple
+    geometry: ViewGeometry
 
 
 @dataclass
@@ -395,6 +186,8 @@ class AppState:
         auto_key: a handle drag or DoF edit keys the pose at the playhead.
         selected_key: ``(time, row)`` of the key mark selected on the timeline; ``row`` is
             ``"*"`` (all tracks), ``"@targets"`` (effector tracks) or a joint name.
+        mode_ui: ``{mode name: its panel choices}`` (a :class:`~animik.app.ui_state.ModeUI`
+            subclass per mode, made when first needed).
     """
 
     doc: Document
@@ -430,32 +223,49 @@ class AppState:
     play_clock: float = 0.0
     auto_key: bool = False
     selected_key: tuple[float, str] | None = None
-    timeline: Any = None  # the timeline widget's drag in progress (ui/timeline_panel.py)
-    timeline_view: Any = None  # where the timeline's tracks were last drawn (TimelineView)
-    drive: Any = None  # drive mode (app/drive_mode.py DriveSession: the balance MPC), or None
+    timeline: TimelineDrag | None = None  # the timeline widget's drag in progress
+    timeline_view: TimelineView | None = None  # where the timeline's tracks were last drawn
     rename_buffer: str | None = None  # the clip name being typed
     ui_rects: dict[str, tuple[float, float, float, float]] = field(default_factory=dict)  # a few
     # widgets' last screen rectangles (x0, y0, x1, y1), for tests that click them
-    retarget_ui: Any = None  # the Retarget panel's choices (retarget_mode.RetargetUI), lazily
+    mode_ui: dict[str, ModeUI] = field(default_factory=dict)
+    physics: PhysicsView | None = None  # the physics overlay and its last evaluation
     context_site: str | None = None  # right-clicked handle: its context menu is open
     quit_requested: bool = False
     stats: Stats = field(default_factory=Stats)
     ik: IKCache = field(default_factory=IKCache)
-    _fk_key: Any = field(default=None, repr=False)
-    _fk: FKResult | None = field(default=None, repr=False)
+    view_cache: ViewCache | None = field(default=None, repr=False)
+    _kin: PoseKinematics | None = field(default=None, repr=False)
 
     @property
     def skeleton(self) -> Skeleton:
         return self.doc.skeleton
 
     @property
+    def kinematics(self) -> PoseKinematics:
+        """The kinematic snapshot of the current pose (computed once per pose)."""
+        k = self._kin
+        doc = self.doc
+        if k is not None and k.q is doc.q and k.skeleton is doc.skeleton:
+            return k
+        if k is not None and k.skeleton is doc.skeleton and np.array_equal(k.q, doc.q):
+            k = PoseKinematics(doc.skeleton, doc.q, k.fk)  # the same pose in a new array
+        else:
+            k = PoseKinematics(doc.skeleton, doc.q, forward_kinematics(doc.skeleton, doc.q))
+            self.stats.fk_passes += 1
+        self._kin = k
+        return k
+
+    @property
     def fk(self) -> FKResult:
-        """Forward kinematics of the current pose (cached until ``doc.q`` changes)."""
-        key = (id(self.doc.skeleton), self.doc.q.tobytes())
-        if self._fk_key != key:
-            self._fk = forward_kinematics(self.doc.skeleton, self.doc.q)
-            self._fk_key = key
-        return self._fk
+        """Forward kinematics of the current pose (:attr:`kinematics`)."""
+        return self.kinematics.fk
+
+    def adopt_kinematics(self, q: np.ndarray, fk: FKResult) -> None:
+        """Take ``fk`` (computed elsewhere, e.g. by the solver, for exactly ``q``) as the
+        snapshot of ``q`` when ``q`` is the document's pose, so it is not computed again."""
+        if q is self.doc.q:
+            self._kin = PoseKinematics(self.doc.skeleton, q, fk)
 
     def at_limit(self) -> np.ndarray:
         """``(J,)`` bool: joints with a DoF at (within LIMIT_EPS of) a finite limit."""
@@ -483,3 +293,8 @@ class AppState:
             return self.scene_path
         name = (self.doc.name or self.doc.skeleton.name or "scene").replace("/", "_")
         return Path.cwd() / f"{name}.scene.toml"
+
+
+__all__ = ["FREE", "LIMIT_EPS", "MODES", "PINNED", "TARGET", "AppState", "Document", "Drag",
+           "Effector", "History", "IKCache", "Message", "ModeData", "PoseKinematics",
+           "SolverSettings", "Stats", "ViewCache"]

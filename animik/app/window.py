@@ -14,6 +14,7 @@ from typing import Any
 
 from . import actions
 from . import keys as K
+from .render.png import read_framebuffer, write_png
 
 EXIT_DATA, EXIT_OS = 3, 4
 
@@ -30,7 +31,7 @@ def run_window(target: str | None = None, save_path: str | Path | None = None,
         state = actions.make_state(target, save_path=save_path, size=tuple(size))
     except actions.USER_ERRORS as e:
         print(f"animik: error: cannot open {target if target is not None else 'the default scene'}:"
-              f" {actions._describe(e)}", file=sys.stderr)
+              f" {actions.describe(e)}", file=sys.stderr)
         return EXIT_DATA
 
     import pyglet
@@ -75,8 +76,6 @@ def run_window(target: str | None = None, save_path: str | Path | None = None,
         if state.quit_requested:
             pyglet.app.exit()  # closing the window inside on_draw upsets pyglet's loop
         elif shot is not None and frames[0] == screenshot_frames:
-            from .render.png import read_framebuffer, write_png
-
             write_png(shot, read_framebuffer(gui.canvas()))
             pyglet.app.exit()
 

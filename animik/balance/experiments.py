@@ -18,7 +18,10 @@ from dataclasses import dataclass, field, replace
 
 import numpy as np
 
+from ..skeleton import Skeleton
 from .cop import support_margin, zeta
+from .full_body import FullBody
+from .horizon import advance
 from .mpc import BalanceMPC
 from .params import BalanceError, RobotModel, Weights
 from .plant import Disturbances, PlantSamples, TwoMassPlant
@@ -92,10 +95,14 @@ class RunResult:
     plan_times: np.ndarray = field(repr=False, default=None)
 
 
+PLANTS = ("two-mass", "full-body")
+
+
 def run(exp: Experiment, model: RobotModel, solver: str | None = None, substeps: int = 10,
         one_mass: bool | None = None, closed_loop: bool | None = None,
-        record: list | None = None) -> RunResult:
-    """Run the corner experiment ``exp`` on the two-mass plant.
+        record: list | None = None, plant: str = "two-mass",
+        skeleton: Skeleton | None = None, pose: str = "leg") -> RunResult:
+    """Run the corner experiment ``exp`` on the two-mass plant (or the full body).
 
     Args:
         exp: the configuration.
@@ -105,14 +112,25 @@ def run(exp: Experiment, model: RobotModel, solver: str | None = None, substeps:
         one_mass, closed_loop: override the experiment's choice (experiment 3 runs both models).
         record: if a list, each cycle's MPC input ``(body, base, vel_ref, pos_ref)`` is appended
             (``animik bench balance`` replays them).
+        plant: ``"two-mass"`` or ``"full-body"``: the rig ``skeleton`` posed from the two-mass
+            state at every sample, the CoP (and every CoP figure) its full-body one
+            (:class:`~animik.balance.full_body.FullBody`); ``cop_model_gap_*`` compare the two.
+        skeleton: the rig (needed for the full-body plant).
+        pose: how the full body follows ``c``: ``"leg"`` or ``"ik"`` (:class:`FullBody`).
     """
+    if plant not in PLANTS:
+        raise BalanceError(f"plant must be one of {PLANTS}, got {plant!r}")
+    if plant == "full-body" and skeleton is None:
+        raise BalanceError("the full-body plant needs the rig (skeleton=...)")
     one_mass = exp.one_mass if one_mass is None else one_mass
     closed_loop = exp.closed_loop if closed_loop is None else closed_loop
     if exp.max_acceleration is not None:
         model = model.replace(max_acceleration=exp.max_acceleration)
     mpc = BalanceMPC(model, exp.weights, exp.period, exp.steps, one_mass=one_mass, solver=solver)
     ref = CornerReference(exp.speed, exp.turn_time)
-    plant = TwoMassPlant(model, exp.disturbances, rigid=one_mass)
+    full_body = FullBody(skeleton, method=pose) if plant == "full-body" else None
+    plant_name = plant
+    plant = TwoMassPlant(model, exp.disturbances, rigid=one_mass, full_body=full_body)
     samples = PlantSamples()
     plant._record(samples)
     t_k = exp.period * np.arange(1, exp.steps + 1)
@@ -133,8 +151,6 @@ def run(exp: Experiment, model: RobotModel, solver: str | None = None, substeps:
         statuses.append(res.status)
         plant.step(res.body_jerk[0], res.base_jerk[0], exp.period, substeps, samples)
         if not closed_loop:
-            from .horizon import advance
-
             est_base = advance(est_base, res.base_jerk[0], exp.period)
             est_body = est_base.copy() if one_mass else advance(est_body, res.body_jerk[0], exp.period)
     s = samples.arrays()
@@ -143,6 +159,12 @@ def run(exp: Experiment, model: RobotModel, solver: str | None = None, substeps:
     s["zeta"] = zeta(model, s["cop"], s["base"], s["body"], exp.weights.zeta_f)
     s["margin"] = support_margin(model, s["cop"], s["base"])
     metrics = _metrics(exp, model, s, ref, cycle_ms, statuses, one_mass, closed_loop, mpc.solver)
+    gap = np.linalg.norm(s["cop"] - s["cop_model"], axis=1)
+    metrics |= {"plant": plant_name if full_body is None else f"{plant_name} ({pose})",
+                "cop_model_gap_max_m": float(gap.max()),
+                "cop_model_gap_rms_m": float(np.sqrt(np.mean(gap ** 2))),
+                "com_error_max_m": float(s["com_error"].max()),
+                "com_unreached_samples": int(np.sum(s["com_error"] > 1e-3))}
     return RunResult(exp, metrics, s)
 
 
@@ -207,17 +229,20 @@ def _metrics(exp, model, s, ref, cycle_ms, statuses, one_mass, closed_loop, solv
 
 
 def run_experiment(number: int, model: RobotModel, solver: str | None = None,
-                   experiment: Experiment | None = None) -> list[RunResult]:
+                   experiment: Experiment | None = None, plant: str = "two-mass",
+                   skeleton: Skeleton | None = None, pose: str = "leg") -> list[RunResult]:
     """Run experiment ``number`` (1–4); returns its runs (3 and 4 add the comparison run:
     the two-mass model, resp. the closed loop, in the same setting). ``experiment`` replaces
-    the built-in configuration (weights, horizon... changed)."""
+    the built-in configuration (weights, horizon... changed); ``plant``, ``skeleton``: see
+    :func:`run`; ``pose``: see :func:`run`."""
     if number not in EXPERIMENTS:
         raise BalanceError(f"experiment must be one of {sorted(EXPERIMENTS)}, got {number!r}")
     exp = EXPERIMENTS[number] if experiment is None else experiment
-    runs = [run(exp, model, solver)]
+    kw = {"plant": plant, "skeleton": skeleton, "pose": pose}
+    runs = [run(exp, model, solver, **kw)]
     if number == 3:
-        runs.append(run(exp, model, solver, one_mass=False))
+        runs.append(run(exp, model, solver, one_mass=False, **kw))
     if number == 4:
-        runs.append(run(exp, model, solver, closed_loop=True))
+        runs.append(run(exp, model, solver, closed_loop=True, **kw))
     return runs
 

@@ -6,6 +6,7 @@ The two point masses: base CoM ``b`` (mass ``m_b`` at constant height ``l``) and
 
 from __future__ import annotations
 
+import dataclasses
 import math
 from dataclasses import dataclass, field
 
@@ -86,9 +87,7 @@ class RobotModel:
 
     def replace(self, **changes) -> RobotModel:
         """A copy with some fields changed (validated again)."""
-        from dataclasses import replace
-
-        return replace(self, **changes)
+        return dataclasses.replace(self, **changes)
 
     @classmethod
     def from_rig(cls, skel, body_offset: float = 0.10) -> RobotModel:

@@ -11,7 +11,9 @@ not the controller's model: it adds
 * pushes: velocity impulses on the upper body at given times (on the whole robot when it is
   rigid, ``c = b``).
 
-The full-body plant (wheeled20 posed by IK, CoP by full-body inverse dynamics) is not here yet.
+With ``full_body`` (:class:`animik.balance.full_body.FullBody`) the plant is the full rig: at
+every sample it is posed from ``b``, ``c`` (upper-body CoM over ``c``) and the CoP recorded is
+its full-body one (inverse dynamics); the two-mass model's CoP is kept as ``cop_model``.
 """
 
 from __future__ import annotations
@@ -21,6 +23,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from .cop import cop
+from .full_body import FullBody
 from .horizon import advance
 from .params import BalanceError, RobotModel
 
@@ -51,7 +54,9 @@ class Disturbances:
 @dataclass
 class PlantSamples:
     """Plant samples: ``t`` (S,), and (S, 2) ``base``, ``base_vel``, ``base_acc``, ``body``,
-    ``body_acc``, ``cop``."""
+    ``body_acc``, ``cop`` (the plant's: the full body's with a full-body plant), ``cop_model``
+    (the two-mass model's); (S,) ``com_error`` (full body: how far its upper-body CoM is from
+    ``c``, 0 for the two-mass plant)."""
 
     t: list = field(default_factory=list)
     base: list = field(default_factory=list)
@@ -60,6 +65,8 @@ class PlantSamples:
     body: list = field(default_factory=list)
     body_acc: list = field(default_factory=list)
     cop: list = field(default_factory=list)
+    cop_model: list = field(default_factory=list)
+    com_error: list = field(default_factory=list)  # m, |the rig's upper-body CoM - c|
 
     def arrays(self) -> dict[str, np.ndarray]:
         return {k: np.asarray(v, float) for k, v in self.__dict__.items()}
@@ -73,10 +80,12 @@ class TwoMassPlant:
         disturbances: see :class:`Disturbances`.
         rigid: the upper body is carried rigidly (``c = b``, the one-mass experiment).
         base: (2, 3) initial base state (rows x, y; columns pos, vel, acc); default at rest at 0.
+        full_body: pose the rig at every sample and record its full-body CoP (see above).
     """
 
     def __init__(self, model: RobotModel, disturbances: Disturbances | None = None,
-                 rigid: bool = False, base: np.ndarray | None = None):
+                 rigid: bool = False, base: np.ndarray | None = None,
+                 full_body: FullBody | None = None):
         self.model = model
         self.dist = disturbances or Disturbances()
         self.rigid = rigid
@@ -85,6 +94,8 @@ class TwoMassPlant:
         self.t = 0.0
         self._rng = np.random.default_rng(self.dist.seed)
         self._pushed: set[int] = set()
+        self.full_body = full_body
+        self._jerks = (np.zeros(2), np.zeros(2))  # (body, base) of the current substep
 
     def cop(self) -> np.ndarray:
         return cop(self.model, self.base[:, 0], self.base[:, 2], self.body[:, 0], self.body[:, 2])
@@ -95,6 +106,7 @@ class TwoMassPlant:
         ub = np.asarray(base_jerk, float) * (1.0 - self.dist.slip)
         uc = ub if self.rigid else np.asarray(body_jerk, float) - self.dist.slip * np.asarray(base_jerk)
         h = dt / substeps
+        self._jerks = (uc, ub)
         for _ in range(substeps):
             self.base = advance(self.base, ub, h)
             self.body = advance(self.body, uc, h)
@@ -118,4 +130,11 @@ class TwoMassPlant:
         s.base_acc.append(self.base[:, 2].copy())
         s.body.append(self.body[:, 0].copy())
         s.body_acc.append(self.body[:, 2].copy())
-        s.cop.append(self.cop())
+        p = self.cop()
+        s.cop_model.append(p)
+        err = 0.0
+        if self.full_body is not None:
+            p, _ = self.full_body.cop(self.body, self.base, *self._jerks)
+            err = self.full_body.residual
+        s.cop.append(p)
+        s.com_error.append(err)

@@ -14,6 +14,7 @@ from __future__ import annotations
 import warnings
 from dataclasses import dataclass
 
+import daqp
 import numpy as np
 
 from .params import BalanceError
@@ -36,15 +37,9 @@ class QPSolution:
 
 def available_solvers() -> list[str]:
     """The supported solvers that are installed, in :data:`SOLVERS` order."""
-    names = []
+    names = ["daqp"]  # a dependency, imported above
     try:
-        import daqp  # noqa: F401
-
-        names.append("daqp")
-    except ImportError:  # pragma: no cover - daqp is a dependency
-        pass
-    try:
-        import qpsolvers
+        import qpsolvers  # lazy: it imports every backend it finds (~1 s); bench / non-default only
     except ImportError:  # pragma: no cover - qpsolvers is a dependency
         return names
     for name in SOLVERS[1:]:
@@ -93,7 +88,7 @@ def solve(q_mat: np.ndarray, p_vec: np.ndarray, v_mat: np.ndarray | None, lo: np
         v_mat, lo, hi = np.zeros((0, len(p_vec))), np.zeros(0), np.zeros(0)
     if solver == "daqp":
         return _solve_daqp(q_mat, p_vec, v_mat, lo, hi, warm)
-    import qpsolvers
+    import qpsolvers  # lazy, see available_solvers
 
     g = np.vstack([v_mat, -v_mat]) if len(v_mat) else None
     h = np.concatenate([hi, -lo]) if len(v_mat) else None
@@ -114,8 +109,6 @@ def solve(q_mat: np.ndarray, p_vec: np.ndarray, v_mat: np.ndarray | None, lo: np
 
 
 def _solve_daqp(q_mat, p_vec, v_mat, lo, hi, warm) -> QPSolution | None:
-    import daqp
-
     m = len(v_mat)
     sense = np.zeros(m, dtype=np.int32)
     kwargs = {}

@@ -9,6 +9,10 @@ GPU's (llvmpipe's) work, as the window's buffer swap would.
 * IK: the solver step of the frame (warm-started FIK by default).
 * UI: building the imgui panels (Python + Dear ImGui).
 * render: the 3-D view + drawing the UI + finishing the frame.
+
+It also counts, per frame, the forward-kinematics passes the app ran itself (outside the
+solver) and the view geometries it built (render and picking share one per frame while nothing
+changes), during the drag and while the mouse then moves over the still pose (hover picking).
 """
 
 from __future__ import annotations
@@ -17,6 +21,9 @@ import argparse
 import time
 
 import numpy as np
+
+from .._table import format_table
+from ..errors import AnimikError
 
 
 def add_parser(subparsers) -> argparse.ArgumentParser:
@@ -42,9 +49,6 @@ def add_parser(subparsers) -> argparse.ArgumentParser:
 
 
 def run(args: argparse.Namespace) -> int:
-    from .._table import format_table
-    from ..errors import AnimikError
-
     try:
         w, h = (int(v) for v in str(args.size).lower().split("x"))
     except ValueError:
@@ -68,6 +72,9 @@ def run(args: argparse.Namespace) -> int:
           f"{res['iterations'].mean():.1f}, max {int(res['iterations'].max())}   "
           f"effector error: median {np.median(res['error_mm']):.3f} mm, "
           f"max {res['error_mm'].max():.2f} mm   DoF {res['n_dof']}")
+    print(f"per frame, dragging: {res['drag_fk']:.2f} FK passes (app side), "
+          f"{res['drag_views']:.2f} view builds;  hovering: {res['hover_fk']:.2f} FK passes, "
+          f"{res['hover_views']:.2f} view builds")
     return 0
 
 
@@ -78,7 +85,9 @@ def measure(frames: int = 600, warmup: int = 30, size=(1280, 800), scene=None,
 
     Returns:
         ``{"ik", "ui", "render", "total", "iterations", "error_mm"}`` arrays ``(frames,)`` (ms,
-        count, mm) and ``scene``, ``solver``, ``renderer``, ``n_dof``.
+        count, mm), ``scene``, ``solver``, ``renderer``, ``n_dof``, and per frame the app's own
+        FK passes and view-geometry builds while dragging (``drag_fk``, ``drag_views``) and
+        while hovering over the still pose (``hover_fk``, ``hover_views``).
     """
     from ..app import actions
     from ..app import keys as K
@@ -110,7 +119,11 @@ def measure(frames: int = 600, warmup: int = 30, size=(1280, 800), scene=None,
     err = np.zeros(n)
     px, py = x0, y0
     dt = 1.0 / 60.0
+    stats = state.stats
+    fk0 = vb0 = 0
     for f in range(n):
+        if f == warmup:
+            fk0, vb0 = stats.fk_passes, stats.view_builds
         a = 2 * np.pi * f / period
         x = x0 + radius * np.sin(a)
         y = y0 + 0.6 * radius * (1 - np.cos(a))
@@ -123,13 +136,26 @@ def measure(frames: int = 600, warmup: int = 30, size=(1280, 800), scene=None,
         its[f] = state.stats.last_iterations
         err[f] = state.stats.last_error_mm
         px, py = x, y
+    drag_fk = (stats.fk_passes - fk0) / frames
+    drag_views = (stats.view_builds - vb0) / frames
     gui.on_mouse_release(px, py, K.LEFT, 0)
     off.frame()
+    # hover: the mouse moves over the still pose (picking every move), one event a frame
+    for _ in range(10):
+        off.frame()
+    hover = 60
+    fk0, vb0 = stats.fk_passes, stats.view_builds
+    for f in range(hover):
+        gui.on_mouse_motion(px + 0.5 * f, py, 0.5, 0)
+        off.frame(dt)
+    hover_views = (stats.view_builds - vb0) / hover
+    hover_fk = (stats.fk_passes - fk0) / hover
     renderer = off.ctx.info.get("GL_RENDERER", "?")
     name = str(scene) if scene is not None else "scenes/default.toml"
     out = {"ik": ik[warmup:], "ui": ui[warmup:], "render": (total - ik - ui)[warmup:],
            "total": total[warmup:], "iterations": its[warmup:], "error_mm": err[warmup:],
            "scene": name, "solver": state.doc.solver.name, "renderer": renderer,
-           "n_dof": state.skeleton.n_dof}
+           "n_dof": state.skeleton.n_dof, "drag_fk": drag_fk, "drag_views": drag_views,
+           "hover_fk": hover_fk, "hover_views": hover_views}
     off.release()
     return out

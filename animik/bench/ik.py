@@ -11,6 +11,9 @@ Problems (:mod:`animik.ik.problems`), the same for every solver and peer:
   1 m/s, 60 fps (76 frames, one turn), every other site pinned where it is in the rest pose.
   Warm-started: each frame starts from the previous frame's pose and solver state
   (``result.state``). The first frame jumps one radius (the circle is centred on the hand).
+  animik's solvers run on the per-frame path (``animik.ik.prepare_ik`` once, then
+  ``ik.solve(q, targets={site: p}, state=...)`` per frame: the timed call parses the frame's
+  target; it does not re-validate the options or rebuild the problem).
 
 Timing: ``time.perf_counter`` around each solve call — everything a solve does (validation,
 building the problem, iterations) and nothing done once (loading, exporting, compiling: one
@@ -42,8 +45,19 @@ import time
 import zlib
 from collections.abc import Sequence
 from dataclasses import dataclass, field
+from importlib.metadata import version
 
 import numpy as np
+from tqdm import tqdm
+
+from .._table import format_table
+from ..errors import AnimikError
+from ..ik import SOLVERS, build_problem, get_solver, prepare_problem, solve_ik
+from ..ik.problems import circle_tracking, random_reachable
+from ..io.mjcf import write_mjcf
+from ..io.urdf import write_urdf
+from ..kinematics import site_positions
+from ..rigs import load_rig
 
 TOL = 1e-3  # m, success threshold
 _LIMIT_TOL = 1e-9
@@ -92,8 +106,6 @@ class Stats:
 
 def _check(skel, q: np.ndarray, targets: dict[str, np.ndarray]) -> tuple[bool, float]:
     """Independent success check: (every site within TOL and q within limits, max error m)."""
-    from ..kinematics import site_positions
-
     pos = site_positions(skel, q)
     err = max((float(np.linalg.norm(pos[skel.site_index(s)] - p)) for s, p in targets.items()),
               default=0.0)
@@ -105,15 +117,11 @@ def _rig_rng(seed: int, rig: str) -> np.random.Generator:
 
 
 def _progress(iterable, desc: str, total: int | None = None):
-    from tqdm import tqdm
-
     return tqdm(iterable, desc=desc, total=total, file=sys.stderr, leave=False, disable=None)
 
 
 # ---------------------------------------------------------------------------------- ours
 def _run_ours(skel, name: str, rig: str, problems, case, tracking: bool):
-    from ..ik import build_problem, solve_ik, solve_problem
-
     stats = Stats(rig, name)
     track = Stats(rig, name)
     targets0, q_start0, _ = problems[0]
@@ -129,14 +137,15 @@ def _run_ours(skel, name: str, rig: str, problems, case, tracking: bool):
         stats.errors.append(err)
     if tracking and case is not None:
         q = case.q0
-        problem = build_problem(skel, q, {case.site: case.positions[0]}, pinned=case.pinned)
+        # the per-frame API (validated once, per frame only the targets and the state)
+        ik = prepare_problem(build_problem(skel, q, {case.site: case.positions[0]},
+                                           pinned=case.pinned), name)
         pinned_pos = _pinned_positions(skel, case)
-        solve_problem(problem, q, name)  # warm-up
+        ik.solve(q)  # warm-up
         state = None
         for tgt in _progress(case.frames(), f"{rig} {name} tracking", case.n_frames):
             t0 = time.perf_counter()
-            problem = problem.with_targets(tgt)
-            r = solve_problem(problem, q, name, state=state)
+            r = ik.solve(q, targets=tgt, state=state)
             dt = time.perf_counter() - t0
             q, state = r.q, r.state
             ok, err = _check(skel, q, {**tgt, **pinned_pos})
@@ -148,8 +157,6 @@ def _run_ours(skel, name: str, rig: str, problems, case, tracking: bool):
 
 
 def _pinned_positions(skel, case) -> dict[str, np.ndarray]:
-    from ..kinematics import site_positions
-
     pos = site_positions(skel, case.q0)
     return {s: pos[skel.site_index(s)] for s in case.pinned}
 
@@ -164,8 +171,6 @@ class PinocchioDLS:
 
     def __init__(self, skel, tmp: str):
         import pinocchio as pin
-
-        from ..io.urdf import write_urdf
 
         self.pin = pin
         self.skel = skel
@@ -222,8 +227,6 @@ class MinkIK:
         import mink
         import mujoco
 
-        from ..io.mjcf import write_mjcf
-
         self.mink = mink
         self.skel = skel
         path = os.path.join(tmp, f"{skel.name}.xml")
@@ -263,8 +266,6 @@ class MinkIK:
 
 def _version(mod: str) -> str:
     try:
-        from importlib.metadata import version
-
         return version(mod)
     except Exception:  # noqa: BLE001 - only for a label
         return "?"
@@ -309,11 +310,6 @@ def run(rigs: Sequence[str] = ("fig2", "body95"), solvers: Sequence[str] | None 
         ``(random-problem stats, tracking stats, notes)``; one :class:`Stats` per rig and solver
         (peers included).
     """
-    from ..errors import AnimikError
-    from ..ik import SOLVERS, get_solver
-    from ..ik.problems import circle_tracking, random_reachable
-    from ..rigs import load_rig
-
     if problems < 1:
         raise AnimikError(f"--problems must be at least 1, got {problems}")
     notes: list[str] = []
@@ -368,8 +364,6 @@ def _pct(a: Sequence[float], p: float) -> float:
 def format_tables(random_stats: list[Stats], track_stats: list[Stats], problems: int,
                   seed: int) -> str:
     """The two result tables as text."""
-    from .._table import format_table
-
     peer_names = (PinocchioDLS.name, MinkIK.name)
     peer_ms = {(s.rig, s.solver): s.median_ms() for s in random_stats if s.solver in peer_names}
     peer_track = {(s.rig, s.solver): s.median_ms() for s in track_stats if s.solver in peer_names}

@@ -21,12 +21,21 @@ Benchmarks print tables; they never fail on speed.
 from __future__ import annotations
 
 import argparse
+import multiprocessing
 import os
 import platform
 import shutil
 import tempfile
 import time
+from concurrent.futures import ProcessPoolExecutor
 from pathlib import Path
+
+from .._table import format_table
+from ..errors import AnimikError
+from ..io.bvh import read_bvh
+from ..retarget import Retargeter
+from ..retarget.batch import TargetSpec, run_batch, warm_up
+from ..retarget.report import report_rows
 
 DEFAULT_DATA = Path(__file__).resolve().parents[2].parent / "shared" / "data" / "bvh"
 
@@ -52,22 +61,15 @@ def add_parser(subparsers) -> argparse.ArgumentParser:
 def _files(data: str) -> list[Path]:
     root = Path(data)
     if not root.is_dir():
-        from ..errors import AnimikError
-
         raise AnimikError(f"--data {data!r} is not a folder of BVH files")
     files = sorted(p for p in root.rglob("*") if p.suffix.lower() == ".bvh")
     if not files:
-        from ..errors import AnimikError
-
         raise AnimikError(f"no .bvh file under {data!r}")
     return files
 
 
 def speed_and_quality(files: list[Path], rigs: list[str]):
     """``(speed rows, quality rows)`` of single-process retargets."""
-    from ..io.bvh import read_bvh
-    from ..retarget import Retargeter
-
     motions = [(f, read_bvh(f)) for f in files]
     speed, quality = [], []
     for rig in rigs:
@@ -94,10 +96,6 @@ def speed_and_quality(files: list[Path], rigs: list[str]):
 
 def scaling(files: list[Path], rig: str, jobs_list: list[int], repeat: int) -> list[tuple]:
     """Wall times of :func:`run_batch` for each worker count, on ``repeat`` copies of the data."""
-    import multiprocessing
-    from concurrent.futures import ProcessPoolExecutor
-
-    from ..retarget.batch import TargetSpec, run_batch, warm_up
 
     rows = []
     spec = TargetSpec.from_arg(rig)
@@ -151,9 +149,6 @@ def _spin(n: int) -> int:
 def raw_scaling(jobs: int, n: int = 5_000_000) -> float:
     """Speed-up of a pure-Python CPU loop on ``jobs`` processes: what the machine gives now
     (a shared or throttled VM can give far less than its CPU count)."""
-    import multiprocessing
-    from concurrent.futures import ProcessPoolExecutor
-
     if jobs <= 1:
         return 1.0
     t0 = time.perf_counter()
@@ -169,9 +164,6 @@ def raw_scaling(jobs: int, n: int = 5_000_000) -> float:
 
 
 def run_cli(args: argparse.Namespace) -> int:
-    from .._table import format_table
-    from ..retarget.report import report_rows
-
     files = _files(args.data)
     rigs = [r.strip() for r in args.rigs.split(",") if r.strip()]
     cpu = platform.processor() or platform.machine()

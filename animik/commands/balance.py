@@ -11,7 +11,8 @@ import json
 from dataclasses import replace
 
 from .._table import format_table
-from ..balance.experiments import EXPERIMENTS, run_experiment
+from ..balance.experiments import EXPERIMENTS, PLANTS, run_experiment
+from ..balance.full_body import METHODS
 from ..balance.params import BalanceError, RobotModel, Weights, check_horizon
 from ..io._atomic import atomic_write
 from ..rigs import load_rig
@@ -62,6 +63,13 @@ def add_parser(subparsers) -> argparse.ArgumentParser:
     e.add_argument("--period", type=float, default=None, help="T in s (default 0.1)")
     e.add_argument("--steps", type=int, default=None, help="N, horizon samples (default 20)")
     e.add_argument("--speed", type=float, default=None, help="reference speed, m/s")
+    e.add_argument("--plant", choices=PLANTS, default="two-mass",
+                   help="what plays the robot: the two-mass model (default) or the full rig "
+                        "posed from it, its CoP from full-body inverse dynamics")
+    e.add_argument("--pose", choices=METHODS, default="leg",
+                   help="full-body plant: the upper-body CoM put over c by the leg (Newton on "
+                        "knee pitch and hip roll, default) or by the IK centre-of-mass task "
+                        "(every DoF but the base's)")
     e.set_defaults(func=run)
     return p
 
@@ -69,21 +77,26 @@ def add_parser(subparsers) -> argparse.ArgumentParser:
 _SHOWN = ["tracking_rmse_m", "corner_tracking_rmse_m", "max_cop_base_distance_m", "max_zeta",
           "min_support_margin_m", "cop_outside_samples", "anticipation_s",
           "final_position_error_m", "base_jerk_rms_m_s3", "cycle_ms_median", "cycle_ms_p99",
-          "infeasible_cycles"]
+          "infeasible_cycles", "cop_model_gap_max_m", "cop_model_gap_rms_m",
+          "com_error_max_m", "com_unreached_samples"]
 
 
 def run(args) -> int:
     """Run ``animik balance experiment``; returns the exit code."""
     if args.number not in EXPERIMENTS:
         raise BalanceError(f"experiment must be one of {sorted(EXPERIMENTS)}, got {args.number}")
-    model = RobotModel.from_rig(load_rig(args.rig))
+    skel = load_rig(args.rig)
+    model = RobotModel.from_rig(skel)
     exp = _configure(EXPERIMENTS[args.number], args)
-    runs = run_experiment(args.number, model, solver=args.solver, experiment=exp)
+    runs = run_experiment(args.number, model, solver=args.solver, experiment=exp,
+                          plant=args.plant, skeleton=skel, pose=args.pose)
+    pose = f", pose {args.pose}" if args.plant == "full-body" else ""
     cols = [f"{r.metrics['model']}, {r.metrics['loop']} loop" for r in runs]
     rows = [(k, *[_fmt(r.metrics[k]) for r in runs]) for k in _SHOWN]
     print(format_table(["figure", *cols], rows,
                        title=f"animik balance experiment {args.number}: {exp.title} "
-                             f"(speed {exp.speed} m/s, solver {runs[0].metrics['solver']})"))
+                             f"(speed {exp.speed} m/s, solver {runs[0].metrics['solver']}, "
+                             f"{args.plant} plant{pose})"))
     if args.json:
         payload = dict(runs[0].metrics)
         if len(runs) > 1:

@@ -18,6 +18,11 @@ import sys
 import tomllib
 from pathlib import Path
 
+from ..anim import clip_from_dict, export_clip
+from ..errors import AnimikError, FileFormatError, UnknownNameError, names_hint
+from ..rigs import resolve_rig
+from ..scene import loads_scene
+
 EXIT_OK, EXIT_USAGE, EXIT_DATA, EXIT_OS = 0, 2, 3, 4
 
 _EPILOG = """\
@@ -57,16 +62,13 @@ def add_parser(subparsers) -> argparse.ArgumentParser:
 def load_clips(path: str | Path):
     """``(skeleton, clips)`` of a scene file.
 
-    Uses :func:`animik.io.scene.load_scene` when its scene object carries ``clips``; otherwise
+    Uses :func:`animik.scene.load_scene` when its scene object carries ``clips``; otherwise
     reads the ``[[clips]]`` array of the TOML itself (resolving the rig as the scene module
     does: a built-in name, or a rig / BVH file relative to the scene file).
 
     Raises:
         FileFormatError: malformed scene or clip tables. OSError: unreadable file.
     """
-    from ..anim import clip_from_dict
-    from ..errors import FileFormatError
-
     path = Path(path)
     try:
         text = path.read_text(encoding="utf-8")
@@ -77,7 +79,6 @@ def load_clips(path: str | Path):
     except tomllib.TOMLDecodeError as e:
         raise FileFormatError(f"{path}: not a valid TOML scene file: {e}") from None
     raw = doc.get("clips", [])
-    from ..io.scene import loads_scene
 
     skel = None
     try:
@@ -101,26 +102,15 @@ def load_clips(path: str | Path):
 
 
 def _scene_rig(doc: dict, path: Path):
-    from ..errors import FileFormatError
-    from ..rigs import BUILTIN_RIGS, load_rig
-
     sc = doc.get("scene")
     rig = sc.get("rig") if isinstance(sc, dict) else None
     if not isinstance(rig, str) or not rig:
         raise FileFormatError(f"{path}: [scene] rig must be a rig name or file path")
-    if rig in BUILTIN_RIGS:
-        return load_rig(rig)
-    p = Path(rig).expanduser()
-    if not p.is_absolute():
-        p = path.parent / p
-    return load_rig(p)
+    return resolve_rig(rig, base_dir=path.parent).skeleton
 
 
 def run(args: argparse.Namespace) -> int:
     """Run ``animik export``; returns the exit code (AnimikError → 3 and OSError → 4 in cli)."""
-    from ..anim import export_clip
-    from ..errors import UnknownNameError, names_hint
-
     out = Path(args.output)
     ext = out.suffix.lower()
     if ext not in (".bvh", ".glb"):
@@ -134,8 +124,6 @@ def run(args: argparse.Namespace) -> int:
     _, clips = load_clips(args.scene)
     names = [c.name for c in clips]
     if not clips:
-        from ..errors import FileFormatError
-
         raise FileFormatError(f"{args.scene}: the scene has no clips ([[clips]] tables)")
     if args.clip is None:
         if len(clips) != 1:
@@ -161,8 +149,6 @@ def run(args: argparse.Namespace) -> int:
 
 
 def _unit(unit: str) -> float | str:
-    from ..errors import AnimikError
-
     if unit in ("m", "cm", "mm", "inch", "cmu"):
         return unit
     try:

@@ -17,6 +17,12 @@ from __future__ import annotations
 import argparse
 import sys
 from pathlib import Path
+from types import SimpleNamespace
+
+from .._table import format_table
+from ..errors import AnimikError
+from ..retarget.batch import TargetSpec, run_batch
+from ..retarget.report import report_rows
 
 EXIT_OK, EXIT_USAGE, EXIT_DATA, EXIT_OS, EXIT_NOT_MET = 0, 2, 3, 4, 5
 
@@ -73,11 +79,6 @@ def add_parser(subparsers) -> argparse.ArgumentParser:
 
 
 def run(args: argparse.Namespace) -> int:
-    from .._table import format_table
-    from ..errors import AnimikError
-    from ..retarget.batch import TargetSpec, run_batch
-    from ..retarget.report import report_rows
-
     if args.jobs < 1:
         print(f"animik retarget: error: --jobs must be at least 1, got {args.jobs}", file=sys.stderr)
         return EXIT_USAGE
@@ -150,8 +151,6 @@ def run(args: argparse.Namespace) -> int:
 
 def _report_from_dict(d: dict):
     """A light view of a report dict with the attributes the table needs."""
-    from types import SimpleNamespace
-
     effs = [SimpleNamespace(**e) for e in d.get("effectors", [])]
     return SimpleNamespace(
         frames=d.get("frames", 0), effectors=effs,

@@ -31,9 +31,18 @@ from __future__ import annotations
 
 import argparse
 import json
+import math
 import sys
 import time
 from typing import Any
+
+import numpy as np
+
+from .._table import format_table
+from ..errors import FileFormatError, OptionError, ShapeError
+from ..ik import solve_ik
+from ..io._atomic import atomic_write
+from ..rigs import load_rig
 
 EXIT_NOT_CONVERGED = 5
 
@@ -80,8 +89,6 @@ def add_parser(subparsers) -> argparse.ArgumentParser:
 
 
 def _read_json(path: str, what: str) -> Any:
-    from ..errors import FileFormatError
-
     with open(path, encoding="utf-8") as f:  # OSError -> exit 4
         text = f.read()
     try:
@@ -97,8 +104,6 @@ def parse_targets(doc: Any, path: str = "targets") -> tuple[dict, list[str], dic
     Raises:
         FileFormatError: wrong structure (the message says where).
     """
-    from ..errors import FileFormatError
-
     if not isinstance(doc, dict) or "targets" not in doc:
         raise FileFormatError(f"{path}: expected a JSON object with a \"targets\" object")
     unknown = sorted(set(doc) - {"targets", "pinned", "weights"})
@@ -138,10 +143,6 @@ def parse_targets(doc: Any, path: str = "targets") -> tuple[dict, list[str], dic
 
 def parse_pose(doc: Any, skel, path: str = "q0"):
     """A pose ``(n,)`` from a parsed pose document (see module docstring)."""
-    import numpy as np
-
-    from ..errors import FileFormatError, ShapeError
-
     q = doc.get("q") if isinstance(doc, dict) and "q" in doc else doc
     if isinstance(q, dict):
         out = np.array(skel.rest_q, dtype=float)
@@ -179,13 +180,6 @@ def result_document(rig: str, skel, result) -> dict:
 
 def run(args: argparse.Namespace) -> int:
     """Run ``animik solve``; returns the exit code."""
-    import math
-
-    from .._table import format_table
-    from ..errors import ShapeError
-    from ..ik import solve_ik
-    from ..io._atomic import atomic_write
-    from ..rigs import load_rig
 
     skel = load_rig(args.rig)
     targets, pinned, weights = parse_targets(_read_json(args.targets, "targets"), args.targets)
@@ -195,11 +189,11 @@ def run(args: argparse.Namespace) -> int:
         options["max_iterations"] = args.max_iterations
     if args.tol is not None:
         if not (math.isfinite(args.tol) and args.tol > 0):
-            raise ShapeError(f"--tol must be a positive number of millimetres, got {args.tol}")
+            raise OptionError(f"--tol must be a positive number of millimetres, got {args.tol}")
         options["tol_position"] = args.tol * 1e-3
     if args.tol_deg is not None:
         if not (math.isfinite(args.tol_deg) and args.tol_deg > 0):
-            raise ShapeError(f"--tol-deg must be a positive number of degrees, got {args.tol_deg}")
+            raise OptionError(f"--tol-deg must be a positive number of degrees, got {args.tol_deg}")
         options["tol_rotation"] = math.radians(args.tol_deg)
     t0 = time.perf_counter()
     result = solve_ik(skel, q0, targets, solver=args.solver, weights=weights, pinned=pinned,

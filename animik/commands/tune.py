@@ -16,6 +16,12 @@ Exit codes: 0 success; 2 bad usage; 3 unknown rig or bad input; 4 the file canno
 from __future__ import annotations
 
 import argparse
+import time
+
+from .._table import format_table
+from ..errors import AnimikError
+from ..ik.tuning import save_tuning, tune, tuning_path
+from ..rigs import load_rig
 
 _EPILOG = """\
 exit codes:
@@ -59,12 +65,6 @@ def add_parser(subparsers) -> argparse.ArgumentParser:
 
 def run(args) -> int:
     """Run ``animik tune``; returns the exit code."""
-    import time
-
-    from .._table import format_table
-    from ..errors import AnimikError
-    from ..ik.tuning import save_tuning, tune, tuning_path
-    from ..rigs import load_rig
 
     if args.problems < 1:
         raise AnimikError(f"--problems must be at least 1, got {args.problems}")

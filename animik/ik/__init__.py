@@ -1,7 +1,9 @@
 """Inverse kinematics: one API, several solvers.
 
 ``solve_ik(skel, q0, targets, solver="fik", **options) -> IKResult``. Solvers live one per
-module and share :mod:`animik.ik.problem` (targets → task error and Jacobian).
+module and share :mod:`animik.ik.problem` (targets → task error and Jacobian). Per-frame use
+(dragging, retargeting): ``ik = prepare_ik(skel, q0, targets, **options)`` once, then
+``ik.solve(q, targets=..., state=...)`` per frame (:mod:`animik.ik.prepared`).
 """
 
 from __future__ import annotations
@@ -14,6 +16,7 @@ import numpy as np
 
 from ..errors import UnknownNameError, names_hint
 from ..skeleton import Skeleton
+from .prepared import prepare_ik, prepare_problem
 from .problem import IKProblem, ProblemWorkspace, build_problem
 from .result import IKResult
 
@@ -48,8 +51,12 @@ def solve_ik(
         solver: one of :data:`SOLVERS` (default ``"fik"``, variable-step feedback IK).
         weights: ``{site: weight}``.
         pinned: sites held at their pose in ``q0``.
-        **options: solver options (tolerances, iteration cap, gains, null-space terms, ``state``
-            from the previous frame...); see each solver module.
+        **options: task keywords of :mod:`animik.ik.tasks` — ``com=(x, y)`` / ``(x, y, z)``:
+            the whole-body centre of mass (``skel.masses``, ``skel.coms``) to that point, its
+            ground projection for 2 numbers (weight ``weights["com"]``, result
+            ``error["com"]``); ``tasks=[Task, ...]``; ``pin_rotation``; and solver options
+            (tolerances, iteration cap, gains, null-space terms, ``state`` from the previous
+            frame...), see each solver module.
 
     Returns:
         :class:`IKResult`; ``converged=False`` (never an exception) when targets are unreachable.
@@ -59,8 +66,19 @@ def solve_ik(
         ShapeError: bad shapes or NaN in ``q0`` / targets.
     """
     problem = build_problem(skel, q0, targets, weights=weights, pinned=pinned,
-                            pin_rotation=bool(options.pop("pin_rotation", False)))
+                            pin_rotation=bool(options.pop("pin_rotation", False)),
+                            tasks=options.pop("tasks", ()), **split_task_args(options))
     return solve_problem(problem, q0, solver, **options)
+
+
+def split_task_args(options: dict[str, Any]) -> dict[str, Any]:
+    """Remove and return the task keywords (``com=...``, :mod:`animik.ik.tasks`) of ``options``."""
+    if not options:
+        return {}
+    from .tasks import keyword_modules
+
+    kws = keyword_modules()
+    return {k: options.pop(k) for k in [k for k in options if k in kws]}
 
 
 def solve_problem(problem: IKProblem, q0: np.ndarray, solver: str = "fik", **options: Any) -> IKResult:
@@ -78,4 +96,4 @@ def get_solver(name: str):
 
 
 __all__ = ["SOLVERS", "IKProblem", "IKResult", "ProblemWorkspace", "build_problem", "get_solver",
-           "solve_ik", "solve_problem"]
+           "prepare_ik", "prepare_problem", "solve_ik", "solve_problem", "split_task_args"]

@@ -18,7 +18,7 @@ from __future__ import annotations
 import numba as nb
 import numpy as np
 
-from .._kernels import fk_one, sites_one
+from .._kernels import fk_one, point_sums, sites_one
 from ._kernels import task_error
 
 _JIT = dict(cache=True, nogil=True)
@@ -72,17 +72,19 @@ def evaluate(q, model, task, struct, work, e, jt, se):
     ``se (k, 2)`` receives the position (m) and angle (rad) error of every targeted site.
     """
     par, off, rr, ds, dt, dax, sj, so, sr, sel, mask = model
-    ref_p, ref_R, rows, weights, rstart = task
-    r0, r1, site_of_row = struct
+    ref_p, ref_R, rows, weights, rstart, xb = task
+    r0, r1, site_of_row, rs1 = struct
     Rw, pw, wax, wpt, sR, sp = work
     fk_one(q, par, off, rr, ds, dt, dax, Rw, pw, wax, wpt)
     sites_one(Rw, pw, sj, so, sr, sel, sR, sp)
     task_error(sp, sR, ref_p, ref_R, rows, weights, e, se)
     n = jt.shape[0]
+    if xb[0][0] > 0:
+        _point_tasks(Rw, pw, par, dt, wax, wpt, xb, e, jt, se)
     for d in range(n):
         a = r0[d]
-        b = r1[d]
-        if a == b:
+        b = rs1[d]  # the site rows end here; point-task rows (if any) follow to r1[d]
+        if a >= b:
             continue
         w0, w1, w2 = wax[d, 0], wax[d, 1], wax[d, 2]
         rev = dt[d] == 0
@@ -112,6 +114,78 @@ def evaluate(q, model, task, struct, work, e, jt, se):
                     row[r + 4] = 0.0
                     row[r + 5] = 0.0
             r += rows[i]
+
+
+@nb.njit(**_JIT)
+def _point_tasks(Rw, pw, par, dt, wax, wpt, xb, e, jt, se):
+    """Rows of the point-combination tasks (the centre of mass), after the site rows.
+
+    ``xb = (xi, xf)`` packs the block in two arrays (one cheap argument for the dispatcher):
+    ``xi = [T, P, mx, pt_joint (P), pt_start (T+1), row_task (mx), row_axis (mx),
+    dof_joint (n)]``, ``xf = [pt_off (3P), pt_coef (P), row_w (mx), row_target (mx)]``. Task
+    ``t`` is ``Σ coef · x_p`` over points ``pt_start[t]:pt_start[t+1]``; its rows (one per
+    axis) are ``w (target − value[axis])``, its Jacobian columns the rigid motion of each
+    DoF's subtree (:func:`animik._kernels.point_sums`). Dense: every DoF's run extends over
+    these rows. ``se[k + t, 0]`` gets the task's unweighted error norm.
+    """
+    xi, xf = xb
+    T = xi[0]
+    P = xi[1]
+    o = 3
+    pt_joint = xi[o:o + P]
+    o += P
+    pt_start = xi[o:o + T + 1]
+    o += T + 1
+    row_task = xi[o:o + xi[2]]
+    o += xi[2]
+    row_axis = xi[o:o + xi[2]]
+    o += xi[2]
+    dof_joint = xi[o:]
+    pt_off = xf[:3 * P].reshape((P, 3))
+    pt_coef = xf[3 * P:4 * P]
+    row_w = xf[4 * P:4 * P + xi[2]]
+    row_target = xf[4 * P + xi[2]:4 * P + 2 * xi[2]]
+    T = pt_start.shape[0] - 1
+    mx = row_task.shape[0]
+    ms = e.shape[0] - mx
+    ks = se.shape[0] - T
+    n = jt.shape[0]
+    J = par.shape[0]
+    S = np.empty((J, 3))
+    A = np.empty(J)
+    xv = np.empty(3)
+    r = 0
+    for t in range(T):
+        a0 = pt_start[t]
+        b0 = pt_start[t + 1]
+        point_sums(Rw, pw, par, pt_joint[a0:b0], pt_off[a0:b0], pt_coef[a0:b0], S, A, xv)
+        ss = 0.0
+        while r < mx and row_task[r] == t:
+            ax = row_axis[r]
+            wt = row_w[r]
+            err = row_target[r] - xv[ax]
+            e[ms + r] = wt * err
+            ss += err * err
+            for d in range(n):
+                j = dof_joint[d]
+                a = A[j]
+                w0, w1, w2 = wax[d, 0], wax[d, 1], wax[d, 2]
+                if dt[d] == 0:
+                    vx = S[j, 0] - a * wpt[d, 0]
+                    vy = S[j, 1] - a * wpt[d, 1]
+                    vz = S[j, 2] - a * wpt[d, 2]
+                    if ax == 0:
+                        val = w1 * vz - w2 * vy
+                    elif ax == 1:
+                        val = w2 * vx - w0 * vz
+                    else:
+                        val = w0 * vy - w1 * vx
+                else:
+                    val = a * (w0 if ax == 0 else (w1 if ax == 1 else w2))
+                jt[d, ms + r] = wt * val
+            r += 1
+        se[ks + t, 0] = np.sqrt(ss)
+        se[ks + t, 1] = 0.0
 
 
 @nb.njit(**_FAST)
@@ -347,7 +421,7 @@ def _limit_and_reference(q, veff, lim_centre, lim_half, ref_q, ref_w, lim_null, 
 
 @nb.njit(**_JIT)
 def fik_loop(q, lower, upper, v, model, task, struct, z, z_e, bz, L, Pm, scal, p_q, blocked,
-             lim_centre, lim_half, ref_q, ref_w, fp, ip, info, fout, se_out):
+             lim_centre, lim_half, ref_q, ref_w, fp, ip, info, fout, se_out, frames_out):
     """Run FIK iterations from ``q`` (updated in place) until converged, stalled or capped.
 
     Args:
@@ -355,8 +429,10 @@ def fik_loop(q, lower, upper, v, model, task, struct, z, z_e, bz, L, Pm, scal, p
         lower, upper: ``(n,)`` limits (±inf allowed).
         v: ``(n,)`` per-DoF gains V (>= 0).
         model: kinematic model arrays, ``task``: target arrays (see :func:`evaluate`).
-        struct: ``(r0 (n,), r1 (n,), site_of_row (m,))``: DoF ``d`` moves the task rows
-            ``r0[d]:r1[d]`` (internal row order, see :func:`evaluate`).
+        struct: ``(r0 (n,), r1 (n,), site_of_row (ms,), rs1 (n,))``: DoF ``d`` moves the task
+            rows ``r0[d]:r1[d]`` (internal row order, see :func:`evaluate`), of which the site
+            rows ``r0[d]:rs1[d]``; point-task rows (the centre of mass) are the last ``m − ms``
+            and every DoF's run extends over them.
         z: ``(m,)`` filter state of the effector task (in/out).
         z_e: ``(m,)`` the measured error ``z`` last saw (in/out); used when ``ip[I_WARM]``.
         bz: ``(m,)`` filter state of the null-space task (in/out).
@@ -373,6 +449,9 @@ def fik_loop(q, lower, upper, v, model, task, struct, z, z_e, bz, L, Pm, scal, p
         fout: ``(2,)`` out: final weighted error norm, final null-space motion (rad; -1 if
             unknown).
         se_out: ``(k, 2)`` out: position (m) and angle (rad) error of every site at the final q.
+        frames_out: ``(Rw (J, 3, 3), pw (J, 3), sR (S, 3, 3), sp (S, 3), all_sites (S,))`` out:
+            world frames of every joint and of the sites ``all_sites`` at the final q (the FK
+            the loop already did, so a caller that draws the pose need not run FK again).
     """
     par = model[0]
     sel = model[9]
@@ -382,15 +461,23 @@ def fik_loop(q, lower, upper, v, model, task, struct, z, z_e, bz, L, Pm, scal, p
     k = sel.shape[0]
     m = z.shape[0]
     nj = par.shape[0]
+    # double-buffered like (e, jt, se) when the caller wants the final frames: after an
+    # accepted step `work` holds the frames at q (otherwise one buffer: evaluate overwrites all
+    # of it before reading)
     work = (np.empty((nj, 3, 3)), np.empty((nj, 3)), np.empty((n, 3)), np.empty((n, 3)),
             np.empty((k, 3, 3)), np.empty((k, 3)))
+    work2 = work
+    if frames_out[0].shape[0] == nj:
+        work2 = (np.empty((nj, 3, 3)), np.empty((nj, 3)), np.empty((n, 3)), np.empty((n, 3)),
+                 np.empty((k, 3, 3)), np.empty((k, 3)))
     # double buffers: (e, jt, se) at the current pose and at the trial pose
+    ke = se_out.shape[0]  # k sites, then the point tasks
     e = np.empty(m)
     jt = np.zeros((n, m))
-    se = np.empty((k, 2))
+    se = np.empty((ke, 2))
     e2 = np.empty(m)
     jt2 = np.zeros((n, m))
-    se2 = np.empty((k, 2))
+    se2 = np.empty((ke, 2))
     q2 = np.empty(n)
     q_best = q.copy()
     veff = np.empty(n)
@@ -640,7 +727,7 @@ def fik_loop(q, lower, upper, v, model, task, struct, z, z_e, bz, L, Pm, scal, p
             elif x > upper[d]:
                 x = upper[d]
             q2[d] = x
-        evaluate(q2, model, task, struct, work, e2, jt2, se2)
+        evaluate(q2, model, task, struct, work2, e2, jt2, se2)
         err_new = _norm(e2)
         it += 1
         if not (err_new < np.inf):
@@ -687,6 +774,7 @@ def fik_loop(q, lower, upper, v, model, task, struct, z, z_e, bz, L, Pm, scal, p
         e, e2 = e2, e
         jt, jt2 = jt2, jt
         se, se2 = se2, se
+        work, work2 = work2, work
         ratio = err_new / err if err > 0.0 else 0.0
         # auto refresh: J has changed noticeably (a joint moved more than refresh_dq since P
         # was computed) or the contraction of the error is poor for the step taken
@@ -725,6 +813,11 @@ def fik_loop(q, lower, upper, v, model, task, struct, z, z_e, bz, L, Pm, scal, p
         err = _norm(e)
     z_e[:] = e
     se_out[:, :] = se
+    Rw_o, pw_o, sR_o, sp_o, all_sel = frames_out
+    if Rw_o.shape[0] == nj:
+        Rw_o[:, :, :] = work[0]
+        pw_o[:, :] = work[1]
+        sites_one(work[0], work[1], model[6], model[7], model[8], all_sel, sR_o, sp_o)
     info[0] = it
     info[1] = reason
     info[2] = n_ref

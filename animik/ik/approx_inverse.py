@@ -300,6 +300,9 @@ def solve(problem: IKProblem, q0: np.ndarray, **options) -> IKResult:
     Raises:
         UnknownNameError: unknown option or DoF name. ShapeError: bad option value or ``q0``.
     """
+    if problem.tasks:  # its candidate / compensation logic works on site rows only
+        raise ShapeError(f"solver 'approx_inverse' handles site targets only, not the tasks "
+                         f"{[t.name for t in problem.tasks]}; use 'fik', 'dls' or 'pinv'")
     o = parse_options(NAME, options, DEFAULTS)
     gain = check_range("gain", o["gain"], 0.0, 2.0, hi_open=True)
     comp = o["compensate"]

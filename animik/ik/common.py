@@ -67,10 +67,11 @@ def make_result(problem: IKProblem, ws: ProblemWorkspace, q: np.ndarray, iterati
     if evaluate:
         ws.evaluate(q, jacobian=False)
     se = ws.site_error
-    names = problem.site_names
+    names = problem.item_names
     err = {n: float(se[i, 0]) for i, n in enumerate(names)}
-    ang = {n: float(se[i, 1]) for i, n in enumerate(names) if problem.rows[i] == 6}
+    ang = {n: float(se[i, 1]) for i, n in enumerate(problem.site_names) if problem.rows[i] == 6}
     q_out = np.array(q, dtype=float)
     q_out.setflags(write=False)
     return IKResult(q=q_out, converged=reason == "converged", iterations=int(iterations),
-                    error=err, angle_error=ang, state=state, reason=reason, solver=solver)
+                    error=err, angle_error=ang, state=state, reason=reason, solver=solver,
+                    _skeleton=problem.skeleton)

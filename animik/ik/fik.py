@@ -49,7 +49,7 @@ from typing import Any
 import numpy as np
 
 from ..errors import ShapeError, UnknownNameError, names_hint
-from ..kinematics import _model_args
+from ..kinematics import FKResult, _model_args
 from ..skeleton import Skeleton
 from . import _fik_kernels as K
 from .common import DEFAULT_TOL_POSITION, DEFAULT_TOL_ROTATION, check_count, check_positive, check_q0
@@ -355,7 +355,7 @@ def _tuning_options(skel: Skeleton, tuning: Any, fixed: bool) -> dict[str, Any]:
 class _Setup:
     """Validated numeric inputs of the kernel for one solve."""
 
-    __slots__ = ("fp", "ip", "v", "ref_q", "ref_w", "gain_kind", "P_const", "callback",
+    __slots__ = ("contexts", "fp", "ip", "v", "ref_q", "ref_w", "gain_kind", "P_const", "callback",
                  "cold", "o", "tuning_id", "hinf")
 
 
@@ -363,6 +363,7 @@ def _setup(problem: IKProblem, o: dict[str, Any], form: int) -> _Setup:
     skel = problem.skeleton
     m = problem.m
     s = _Setup()
+    s.contexts = {}  # _Layout -> _Context
     s.o = o
     fp = np.zeros(K.N_FP)
     ip = np.zeros(K.N_IP, dtype=np.int64)
@@ -450,10 +451,11 @@ def _setup(problem: IKProblem, o: dict[str, Any], form: int) -> _Setup:
     ip[K.I_LIMNULL] = 1 if limits else 0
     fp[K.F_LIMGAIN] = _check_real("limit_gain", o["limit_gain"], 0.0, 1.0)
     fp[K.F_LIMMARGIN] = _check_real("limit_margin", o["limit_margin"], 0.0, None, lo_open=True)
-    from .nullspace import reference_task
+    from .tasks import posture
 
-    s.ref_q, s.ref_w = reference_task(skel, o["reference"], o["reference_gain"],
-                                      o["reference_weights"])
+    # the posture task (tasks/posture.py) lowered to the kernel's (bq, gain·weight) arrays
+    task = posture.from_options(skel, o["reference"], o["reference_gain"], o["reference_weights"])
+    s.ref_q, s.ref_w = (None, None) if task is None else (task.reference, task.gain_weights)
     ip[K.I_REF] = 1 if s.ref_w is not None else 0
     if s.ref_w is None:
         s.ref_q = _zeros(skel.n_dof)
@@ -495,9 +497,10 @@ def _skeleton_arrays(skel: Skeleton) -> tuple:
         return _SKEL_CACHE[skel]
     except KeyError:
         pass
-    from .nullspace import limit_centre_halfwidth
+    from .tasks import limits
 
-    centre, half = limit_centre_halfwidth(skel)
+    lim = limits.for_skeleton(skel)  # the limit task's range centres and half-widths
+    centre, half = lim.centre, lim.half
     args = _model_args(skel)
     out = (args, np.ascontiguousarray(skel.lower, dtype=float),
            np.ascontiguousarray(skel.upper, dtype=float), centre, half, {})
@@ -538,7 +541,16 @@ class _Layout:
 def _problem_arrays(problem: IKProblem) -> _Layout:
     skel = problem.skeleton
     cache = _skeleton_arrays(skel)[5]
-    key = (problem.sites.tobytes(), problem.rows.tobytes())
+    mx = 0
+    if problem.tasks:
+        for t in problem.tasks:
+            if t.kind != "points":
+                raise ShapeError(
+                    f"task {t.name!r} ({type(t).__name__}, kind {t.kind!r}) has no block in "
+                    "FIK's compiled loop (site poses and point combinations such as the centre "
+                    "of mass do); solve it with solver='dls' or 'pinv'")
+        mx = sum(t.rows for t in problem.tasks)
+    key = (problem.sites.tobytes(), problem.rows.tobytes(), mx)
     hit = cache.get(key)
     if hit is not None:
         return hit
@@ -555,11 +567,11 @@ def _problem_arrays(problem: IKProblem) -> _Layout:
     lay.sites = np.ascontiguousarray(sites[perm])
     lay.rows = np.ascontiguousarray(rows[perm])
     lay.rstart = np.ascontiguousarray(np.concatenate([[0], np.cumsum(lay.rows)[:-1]]).astype(np.int64))
-    m = int(rows.sum())
+    ms = int(rows.sum())
     prob_rstart = np.concatenate([[0], np.cumsum(rows)[:-1]])
     lay.row_perm = np.concatenate(
-        [prob_rstart[i] + np.arange(rows[i]) for i in perm]).astype(np.int64) if m else \
-        np.zeros(0, dtype=np.int64)
+        [prob_rstart[i] + np.arange(rows[i]) for i in perm] + [np.arange(ms, ms + mx)]
+    ).astype(np.int64) if ms + mx else np.zeros(0, dtype=np.int64)
     site_of_row = np.repeat(np.arange(len(perm)), lay.rows).astype(np.int64)
     mask = np.asarray(skel.site_dof_mask)[lay.sites]  # (k, n): DoF moves internal site i
     n = skel.n_dof
@@ -572,8 +584,14 @@ def _problem_arrays(problem: IKProblem) -> _Layout:
                 raise AssertionError(f"sites moved by DoF {d} are not contiguous")
             r0[d] = lay.rstart[moved[0]]
             r1[d] = lay.rstart[moved[-1]] + lay.rows[moved[-1]]
-    lay.struct = (r0, r1, site_of_row)
-    for arr in (lay.perm, lay.sites, lay.rows, lay.rstart, lay.row_perm, r0, r1, site_of_row):
+    rs1 = r1.copy()
+    if mx:
+        # point tasks (the centre of mass) depend on every DoF: each run extends to the last
+        # row (rows between a DoF's sites and the point rows stay zero in the Jacobian)
+        r0[r0 == r1] = ms
+        r1[:] = ms + mx
+    lay.struct = (r0, r1, site_of_row, rs1)
+    for arr in (lay.perm, lay.sites, lay.rows, lay.rstart, lay.row_perm, r0, r1, site_of_row, rs1):
         arr.setflags(write=False)
     if len(cache) > 64:
         cache.clear()
@@ -664,12 +682,118 @@ def _tuning_identity(skel: Skeleton, options: Mapping[str, Any]) -> int:
     return tuning._GENERATION[0]
 
 
+class _Context:
+    """Everything a solve needs that depends only on the problem's layout and the options:
+    kernel model / task / structure arrays, limits, parameter vectors (built once per
+    :class:`PreparedFIK`, or per call of :func:`solve` from the caches)."""
+
+    __slots__ = ("s", "name", "fixed", "n", "m", "k", "lay", "model", "struct",
+                 "lower", "upper", "centre", "half", "all_sites", "skel", "no_frames")
+
+
+def _context(problem: IKProblem, s: _Setup, form: int) -> _Context:
+    """The context of ``problem``'s layout with setup ``s`` (cached on ``s`` per layout)."""
+    lay = _problem_arrays(problem)
+    ctxs = s.contexts
+    c = ctxs.get(lay)
+    if c is not None:
+        return c
+    c = _Context()
+    skel = problem.skeleton
+    c.s, c.skel = s, skel
+    c.fixed = form == K.FORM_FIXED
+    c.name = NAME_FIXED if c.fixed else NAME
+    c.n, c.m, c.k = skel.n_dof, problem.m, problem.k
+    margs, c.lower, c.upper, c.centre, c.half, cache = _skeleton_arrays(skel)
+    c.lay = lay
+    c.struct = c.lay.struct
+    c.model = (*margs[:9], c.lay.sites, margs[9])
+    all_sites = cache.get("all_sites")
+    if all_sites is None:
+        all_sites = cache["all_sites"] = np.arange(skel.n_sites, dtype=np.int64)
+        cache["no_frames"] = (np.empty((0, 3, 3)), np.empty((0, 3)), np.empty((0, 3, 3)),
+                              np.empty((0, 3)), all_sites)
+    c.all_sites = all_sites
+    c.no_frames = cache["no_frames"]
+    if len(ctxs) > 16:
+        ctxs.clear()
+    ctxs[lay] = c
+    return c
+
+
+def _task_arrays(problem: IKProblem, lay: _Layout) -> tuple:
+    xb = _point_block(problem) if problem.tasks else _no_points(problem.skeleton)
+    if lay.identity:
+        return (problem.positions, problem.rotations, lay.rows, problem.weights, lay.rstart, xb)
+    pm = lay.perm
+    return (problem.positions[pm], problem.rotations[pm], lay.rows, problem.weights[pm],
+            lay.rstart, xb)
+
+
+def _point_block(problem: IKProblem) -> tuple:
+    """Kernel arrays ``(xi, xf)`` of the point-combination tasks (layout:
+    :func:`._fik_kernels._point_tasks`)."""
+    skel = problem.skeleton
+    if not problem.tasks:
+        return _no_points(skel)
+    pj, po, pc, start, rt, ra, rw, tg = [], [], [], [0], [], [], [], []
+    for t, task in enumerate(problem.tasks):
+        j, o, c = task.points(skel)
+        pj.append(j)
+        po.append(np.asarray(o, dtype=float).reshape(-1))
+        pc.append(c)
+        start.append(start[-1] + len(j))
+        for ax in task.axes:
+            rt.append(t)
+            ra.append(ax)
+            rw.append(task.weight)
+            tg.append(task.target[ax])
+    P, T, mx = start[-1], len(problem.tasks), len(rt)
+    xi = np.concatenate([[T, P, mx], *pj, start, rt, ra, _dof_joint(skel)]).astype(np.int64)
+    xf = np.concatenate([*po, *pc, rw, tg]).astype(float)
+    return (xi, xf)
+
+
+def _point_targets(xb: tuple) -> np.ndarray:
+    """The writable view of the row targets inside a point block's ``xf``."""
+    xi, xf = xb
+    P, mx = int(xi[1]), int(xi[2])
+    return xf[4 * P + mx:4 * P + 2 * mx]
+
+
+def _no_points(skel: Skeleton) -> tuple:
+    """The (cached) empty point block of a problem without point tasks."""
+    try:
+        return skel.__dict__["_fik_no_points"]
+    except KeyError:
+        pass
+    xb = (np.zeros(3, dtype=np.int64), np.zeros(0))
+    skel.__dict__["_fik_no_points"] = xb  # frozen dataclass: cache like cached_property does
+    return xb
+
+
+def _dof_joint(skel: Skeleton) -> np.ndarray:
+    cache = _skeleton_arrays(skel)[5]
+    dj = cache.get("dof_joint")
+    if dj is None:
+        dj = cache["dof_joint"] = np.ascontiguousarray(skel.dof_joint, dtype=np.int64)
+    return dj
+
+
+def _clipped_q(c: _Context, problem: IKProblem, q0: Any) -> np.ndarray:
+    """A fresh copy of ``q0`` within the limits (fast path for a float64 ``(n,)`` array)."""
+    if type(q0) is np.ndarray and q0.dtype == np.float64 and q0.shape == (c.n,):
+        if not math.isfinite(q0.sum()):  # NaN and inf propagate into the sum
+            raise ShapeError("q0 contains NaN or infinite values")
+        return np.minimum(np.maximum(q0, c.lower), c.upper)
+    return check_q0(problem, q0)
+
+
 def _solve(problem: IKProblem, q0: np.ndarray, options: Mapping[str, Any], form: int) -> IKResult:
     if not isinstance(problem, IKProblem):
         raise ShapeError(f"problem must be an IKProblem (see animik.ik.build_problem), got "
                          f"{type(problem).__name__}")
     fixed = form == K.FORM_FIXED
-    name = NAME_FIXED if fixed else NAME
     if fixed:
         bad = sorted(set(options) & set(_VARIABLE_ONLY))
         if bad:
@@ -677,27 +801,22 @@ def _solve(problem: IKProblem, q0: np.ndarray, options: Mapping[str, Any], form:
                 f"option{'s' if len(bad) > 1 else ''} {', '.join(map(repr, bad))} belong to the "
                 f"variable-step form (solver 'fik'); solver 'fik_fixed' has no step h")
     s = _cached_setup(problem, options, form)
-    skel = problem.skeleton
-    n, m, k = skel.n_dof, problem.m, problem.k
-    if type(q0) is np.ndarray and q0.dtype == np.float64 and q0.shape == (n,):
-        if not math.isfinite(q0.sum()):  # NaN and inf propagate into the sum
-            raise ShapeError("q0 contains NaN or infinite values")
-        q = np.minimum(np.maximum(q0, skel.lower), skel.upper)  # a fresh copy, within limits
-    else:
-        q = check_q0(problem, q0)
-    state = _check_state(options.get("state", None), problem, name)
+    c = _context(problem, s, form)
+    q = _clipped_q(c, problem, q0)
+    state = _check_state(options.get("state", None), problem, c.name)
+    return _execute(c, problem, q, state, s.fp.copy(), s.ip.copy(), _task_arrays(problem, c.lay),
+                    s.ref_q, s.ref_w, False)
 
-    margs, lower, upper, centre, half, _ = _skeleton_arrays(skel)
-    lay = _problem_arrays(problem)
-    struct = lay.struct
-    model = (*margs[:9], lay.sites, margs[9])
-    if lay.identity:
-        task = (problem.positions, problem.rotations, lay.rows, problem.weights, lay.rstart)
-    else:
-        pm = lay.perm
-        task = (problem.positions[pm], problem.rotations[pm], lay.rows, problem.weights[pm],
-                lay.rstart)
 
+def _execute(c: _Context, problem: IKProblem, q: np.ndarray, state: FIKState | None,
+             fp: np.ndarray, ip: np.ndarray, task: tuple, ref_q: np.ndarray, ref_w: np.ndarray,
+             want_frames: bool) -> IKResult:
+    """Run the kernel from ``q`` (a fresh, clipped copy; becomes ``result.q``) and build the
+    result. ``fp`` / ``ip`` are this call's parameter vectors (modified). ``want_frames``: the
+    kernel copies out the frames at the final pose (``result.fk`` without a second FK pass;
+    otherwise ``result.fk`` is computed on first access)."""
+    s, lay = c.s, c.lay
+    n, m, k, fixed = c.n, c.m, c.k, c.fixed
     zs = np.zeros((3, m))  # z, z_e, bz (state views)
     z, z_e, bz = zs[0], zs[1], zs[2]
     full = s.gain_kind == "full"
@@ -706,7 +825,6 @@ def _solve(problem: IKProblem, q0: np.ndarray, options: Mapping[str, Any], form:
     scal = np.zeros(1)
     p_q = q.copy()
     blocked = np.zeros(n, dtype=np.bool_)
-    fp, ip = s.fp.copy(), s.ip.copy()
     if state is not None:
         z[:] = state.z
         z_e[:] = state.z_e
@@ -738,38 +856,52 @@ def _solve(problem: IKProblem, q0: np.ndarray, options: Mapping[str, Any], form:
 
     info = np.zeros(4, dtype=np.int64)
     fout = np.zeros(2)
-    se = np.zeros((k, 2))
+    se = np.zeros((k + len(problem.tasks), 2))
+    skel = c.skel
+    if want_frames:
+        nj, ns = skel.n_joints, skel.n_sites
+        frames = (np.empty((nj, 3, 3)), np.empty((nj, 3)), np.empty((ns, 3, 3)),
+                  np.empty((ns, 3)), c.all_sites)
+    else:
+        frames = c.no_frames
     if s.callback is None:
-        K.fik_loop(q, lower, upper, s.v, model, task, struct, z, z_e, bz, L, Pm, scal, p_q, blocked,
-                   centre, half, s.ref_q, s.ref_w, fp, ip, info, fout, se)
+        K.fik_loop(q, c.lower, c.upper, s.v, c.model, task, c.struct, z, z_e, bz, L, Pm, scal,
+                   p_q, blocked, c.centre, c.half, ref_q, ref_w, fp, ip, info, fout, se, frames)
         iterations, reason = int(info[0]), K.REASONS[int(info[1])]
     else:
         iterations, reason = _loop_with_callback(
-            s, fp, ip, q, lower, upper, model, task, struct, z, z_e, bz, L, Pm, scal, p_q, blocked, centre,
-            half, info, fout, se)
+            s, fp, ip, q, c.lower, c.upper, c.model, task, c.struct, z, z_e, bz, L, Pm, scal,
+            p_q, blocked, c.centre, c.half, ref_q, ref_w, info, fout, se, frames)
 
     if not lay.identity:
         se_int = se
         se = np.empty_like(se_int)
-        se[lay.perm] = se_int
+        se[lay.perm] = se_int[:k]
+        se[k:] = se_int[k:]
     new_state = FIKState(
-        form=name, n_dof=n, sites=problem.sites, rows=problem.rows,
+        form=c.name, n_dof=n, sites=problem.sites, rows=problem.rows,
         row_perm=lay.row_perm, z=_ro(z),
         z_e=_ro(z_e), bz=_ro(bz), gain=s.gain_kind,
         factor=_ro(L if s.gain_kind == "full" else Pm), scalar=float(scal[0]),
         gain_q=_ro(p_q), gain_valid=bool(ip[K.I_PVALID]), blocked=_ro(blocked),
         h=float(fp[K.F_H]), refreshes=int(info[2]), rejected=int(info[3]))
-    names = problem.site_names
+    names = problem.item_names if problem.tasks else problem.site_names
     err = {nm: float(se[i, 0]) for i, nm in enumerate(names)}
-    ang = {nm: float(se[i, 1]) for i, nm in enumerate(names) if problem.rows[i] == 6}
+    ang = {nm: float(se[i, 1]) for i, nm in enumerate(problem.site_names) if problem.rows[i] == 6}
     q.setflags(write=False)
+    if want_frames:
+        fk = FKResult(_ro(frames[0]), _ro(frames[1]), _ro(frames[2]), _ro(frames[3]))
+        return IKResult(q=q, converged=reason == "converged", iterations=iterations, error=err,
+                        angle_error=ang, state=new_state, reason=reason, solver=c.name,
+                        _frames=fk)
     return IKResult(q=q, converged=reason == "converged", iterations=iterations, error=err,
-                    angle_error=ang, state=new_state, reason=reason, solver=name)
+                    angle_error=ang, state=new_state, reason=reason, solver=c.name,
+                    _skeleton=skel)
 
 
 def _loop_with_callback(s: _Setup, fp, ip, q, lower, upper, model, task, struct, z, z_e,
-                        bz, L, Pm, scal, p_q, blocked, centre, half, info, fout, se
-                        ) -> tuple[int, str]:
+                        bz, L, Pm, scal, p_q, blocked, centre, half, ref_q, ref_w, info, fout, se,
+                        frames) -> tuple[int, str]:
     """The kernel one iteration per call, so that ``callback`` sees every iterate (the
     loop-carried scalars live in ``fp`` / ``ip``: the run is the same as one call's)."""
     from .common import StallDetector
@@ -787,7 +919,7 @@ def _loop_with_callback(s: _Setup, fp, ip, q, lower, upper, model, task, struct,
     while True:
         ip[K.I_MAXIT] = 0 if it >= max_it else 1
         K.fik_loop(q, lower, upper, s.v, model, task, struct, z, z_e, bz, L, Pm, scal, p_q,
-                   blocked, centre, half, s.ref_q, s.ref_w, fp, ip, info, fout, se)
+                   blocked, centre, half, ref_q, ref_w, fp, ip, info, fout, se, frames)
         refreshes += int(info[2])
         rejected += int(info[3])
         ip[K.I_WARM] = 1
@@ -809,3 +941,203 @@ def _loop_with_callback(s: _Setup, fp, ip, q, lower, upper, model, task, struct,
     ip_out[K.I_PVALID] = ip[K.I_PVALID]
     info[0], info[2], info[3] = it, refreshes, rejected
     return it, reason
+
+
+# --------------------------------------------------------------------------- trusted per-frame path
+class PreparedFIK:
+    """A validated FIK problem for per-frame solves (``animik.ik.prepare_ik``; docs/fik.md §9).
+
+    Everything that does not change from frame to frame — the problem's sites, rows and
+    weights, the solver options (with the stored tuning), the kernel's layout arrays — is
+    validated and built once here. :meth:`solve` then takes only what a frame changes (the
+    pose, target poses, a reference pose, the previous state, the iteration cap) with cheap
+    checks (shape, finiteness) and no option re-validation or problem rebuilding.
+
+    Not thread-safe: the target buffers are reused between calls (use one per thread).
+
+    Attributes:
+        problem: the :class:`~animik.ik.IKProblem` at preparation (its targets are only the
+            initial values of the buffers below).
+        site_names: ``(k,)`` targeted and pinned sites, the row order of ``positions``.
+        positions: ``(k, 3)`` current target positions (read-only view), m.
+    """
+
+    def __init__(self, problem: IKProblem, options: Mapping[str, Any], form: int = K.FORM_VARIABLE):
+        if not isinstance(problem, IKProblem):
+            raise ShapeError(f"problem must be an IKProblem (see animik.ik.build_problem), got "
+                             f"{type(problem).__name__}")
+        options = dict(options)
+        if options.get("state") is not None:
+            raise ShapeError("state is per frame: pass it to solve(q, state=...), not to "
+                             "prepare_ik")
+        options.pop("state", None)
+        # reference_weights may come without a reference: the reference pose is then given
+        # per frame (solve(q, reference=...)) and weighted by them
+        ref_weights = options.get("reference_weights")
+        if options.get("reference") is None and ref_weights is not None:
+            options.pop("reference_weights")
+        if "callback" in options and options["callback"] is not None:
+            raise ShapeError("callback is not supported by a prepared solve (it steps the kernel "
+                             "one iteration per call); use solve_ik(..., callback=...)")
+        fixed = form == K.FORM_FIXED
+        if fixed:
+            bad = sorted(set(options) & set(_VARIABLE_ONLY))
+            if bad:
+                raise UnknownNameError(f"options {bad} belong to the variable-step form (solver "
+                                       "'fik'); solver 'fik_fixed' has no step h")
+        o = resolve_options(problem, options, fixed=fixed)
+        self._s = _setup(problem, o, form)
+        self._c = _context(problem, self._s, form)
+        c = self._c
+        self.problem = problem
+        self.site_names = problem.site_names
+        self._state = None
+        lay = c.lay
+        # task buffers in the kernel's (depth-first) site order, refilled per frame
+        self._pos = np.ascontiguousarray(problem.positions[lay.perm])
+        self._rot = np.ascontiguousarray(problem.rotations[lay.perm])
+        self._task = (self._pos, self._rot, lay.rows, np.ascontiguousarray(problem.weights[lay.perm]),
+                      lay.rstart, _point_block(problem))
+        self._index = {nm: i for i, nm in enumerate(problem.site_names)}
+        self._task_rows: dict[str, tuple[int, int]] = {}
+        r = 0
+        for t, task in enumerate(problem.tasks):
+            self._task_rows[task.name] = (t, r)
+            r += task.rows
+        if problem.tasks:  # own copy of the point block: its targets change per frame
+            xi, xf = self._task[5]
+            self._task = (*self._task[:5], (xi, xf.copy()))
+        self._inv = np.empty(c.k, dtype=np.int64)  # problem index -> internal index
+        self._inv[lay.perm] = np.arange(c.k)
+        # reference task: the prepared weights (gain · weight per DoF) apply to any per-frame
+        # reference pose given as an array
+        g = _check_real("reference_gain", o["reference_gain"], 0.0, 1.0, lo_open=True)
+        if ref_weights is None:
+            ref_weights = o["reference_weights"]
+        if ref_weights is None:
+            self._ref_w_frame = np.full(c.n, g)
+        else:
+            w, _ = per_dof(problem.skeleton, "reference_weights", ref_weights, 0.0,
+                           positive=True)
+            if not np.any(w > 0):
+                raise ShapeError("reference task has no DoF with a positive weight")
+            self._ref_w_frame = np.ascontiguousarray(g * w)
+        self._ref_q = np.empty(c.n)
+
+    @property
+    def positions(self) -> np.ndarray:
+        """``(k, 3)`` current target positions in :attr:`site_names` order (read-only), m."""
+        out = np.empty((self._c.k, 3))
+        out[self._c.lay.perm] = self._pos
+        out.setflags(write=False)
+        return out
+
+    @property
+    def options(self) -> dict[str, Any]:
+        """The resolved options (defaults, stored tuning, explicit) the solver runs with."""
+        return dict(self._s.o)
+
+    def solve(self, q: np.ndarray, *, targets: Mapping[str, Any] | None = None,
+              positions: np.ndarray | None = None, reference: np.ndarray | None = None,
+              state: FIKState | None = None, max_iterations: int | None = None,
+              stall_window: int | None = None, stall_rel: float | None = None) -> IKResult:
+        """One solve from ``q`` with this frame's targets.
+
+        Args:
+            q: start pose ``(n_dof,)`` (float64; clipped into the limits; finiteness checked).
+            targets: ``{site: position}`` or ``{site: (position, rotation)}`` for some of the
+                sites (validated like :func:`animik.ik.build_problem`); the others keep their
+                last target. Changes persist to later calls.
+            positions: ``(k, 3)`` target positions of every site in :attr:`site_names` order
+                (the cheapest update; checked for shape and finiteness only). Persists.
+            reference: ``(n_dof,)`` reference pose of the null-space task for this call (clipped
+                into the limits), weighted by the prepared ``reference_gain`` ·
+                ``reference_weights``; ``None``: the prepared ``reference`` option (if any).
+            state: the previous frame's ``result.state`` (warm start), or None.
+            max_iterations, stall_window, stall_rel: override the prepared values for this call.
+
+        Returns:
+            :class:`~animik.ik.IKResult` with ``fk`` (every joint and site frame at ``q``).
+
+        Raises:
+            ShapeError: bad shapes or non-finite values, a ``state`` of another problem.
+            UnknownNameError: a target site that is not part of the prepared problem.
+        """
+        c, s = self._c, self._s
+        if positions is not None:
+            if type(positions) is not np.ndarray or positions.shape != (c.k, 3):
+                positions = np.asarray(positions, dtype=float)
+                if positions.shape != (c.k, 3):
+                    raise ShapeError(f"positions must have shape ({c.k}, 3) (sites "
+                                     f"{list(self.site_names)}), got {positions.shape}")
+            if not math.isfinite(positions.sum()):
+                raise ShapeError("positions contain NaN or infinite values")
+            if c.lay.identity:
+                self._pos[:] = positions
+            else:
+                self._pos[:] = positions[c.lay.perm]
+        if targets is not None:
+            self._set_targets(targets)
+        q = _clipped_q(c, self.problem, q)
+        if state is not None and state is not self._state:
+            state = _check_state(state, self.problem, c.name)
+            self._state = state
+        fp, ip = s.fp.copy(), s.ip.copy()
+        if max_iterations is not None:
+            ip[K.I_MAXIT] = check_count("max_iterations", max_iterations, 0)
+        if stall_window is not None:
+            ip[K.I_STALLWIN] = check_count("stall_window", stall_window, 1)
+        if stall_rel is not None:
+            fp[K.F_STALLREL] = _check_real("stall_rel", stall_rel, 0.0, 1.0, hi_open=True)
+        ref_q, ref_w = s.ref_q, s.ref_w
+        if reference is not None:
+            r = reference
+            if type(r) is not np.ndarray or r.shape != (c.n,):
+                r = np.asarray(r, dtype=float)
+                if r.shape != (c.n,):
+                    raise ShapeError(f"reference must have shape ({c.n},), got {r.shape}")
+            if not math.isfinite(r.sum()):
+                raise ShapeError("reference contains NaN or infinite values")
+            np.minimum(np.maximum(r, c.lower), c.upper, out=self._ref_q)
+            ref_q, ref_w = self._ref_q, self._ref_w_frame
+            ip[K.I_REF] = 1
+            ip[K.I_WAITNULL] = 1
+        result = _execute(c, self.problem, q, state, fp, ip, self._task, ref_q, ref_w, True)
+        self._state = result.state
+        return result
+
+    def _set_targets(self, targets: Mapping[str, Any]) -> None:
+        from .problem import _parse_target
+
+        if not isinstance(targets, Mapping):
+            raise ShapeError(f"targets must be a mapping of site name to target, got "
+                             f"{type(targets).__name__}")
+        rows = self.problem.rows
+        for name, tgt in targets.items():
+            i = self._index.get(name)
+            if i is None and name in self._task_rows:
+                t, r = self._task_rows[name]
+                task = self.problem.tasks[t].with_target(tgt)  # validates
+                _point_targets(self._task[5])[r:r + task.rows] = task.target[list(task.axes)]
+                continue
+            if i is None:
+                raise UnknownNameError(
+                    f"site {name!r} is not part of this problem; its sites are "
+                    f"{names_hint(self.site_names)}")
+            p, r = _parse_target(name, tgt)
+            if (r is None) != (rows[i] == 3):
+                raise ShapeError(f"target {name!r}: cannot change between position and pose")
+            j = self._inv[i]
+            self._pos[j] = p
+            if r is not None:
+                self._rot[j] = r
+
+
+def prepare(problem: IKProblem, **options: Any) -> PreparedFIK:
+    """:class:`PreparedFIK` for ``solver="fik"`` (options validated once)."""
+    return PreparedFIK(problem, options, K.FORM_VARIABLE)
+
+
+def prepare_fixed(problem: IKProblem, **options: Any) -> PreparedFIK:
+    """:class:`PreparedFIK` for ``solver="fik_fixed"``."""
+    return PreparedFIK(problem, options, K.FORM_FIXED)

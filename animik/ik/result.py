@@ -23,6 +23,10 @@ class IKResult:
             ``None`` for stateless solvers.
         reason: why the solver stopped: ``"converged"``, ``"stalled"``, ``"max_iterations"``.
         solver: solver name.
+
+    Properties :attr:`fk`, :attr:`site_positions`, :attr:`site_rotations`: the frames of the
+    skeleton at ``q`` (FIK returns the forward kinematics its loop already evaluated; the
+    other solvers compute it on first access).
     """
 
     q: np.ndarray
@@ -33,6 +37,32 @@ class IKResult:
     state: Any = None
     reason: str = ""
     solver: str = ""
+    _frames: Any = field(default=None, repr=False)  # FKResult at q, if the solver had it
+    _skeleton: Any = field(default=None, repr=False)  # to compute it on demand otherwise
+
+    @property
+    def fk(self):
+        """:class:`~animik.kinematics.FKResult` at ``q``: world frames of every joint and every
+        site of the skeleton (read-only arrays) — what a caller needs to draw the pose without
+        a second FK pass. ``None`` for a result built without a skeleton."""
+        if self._frames is None and self._skeleton is not None:
+            from ..kinematics import forward_kinematics
+
+            fk = forward_kinematics(self._skeleton, self.q)
+            for a in fk:
+                a.setflags(write=False)
+            object.__setattr__(self, "_frames", fk)
+        return self._frames
+
+    @property
+    def site_positions(self) -> np.ndarray:
+        """``(S, 3)`` world positions of every site of the skeleton at ``q``, m."""
+        return self.fk.site_positions
+
+    @property
+    def site_rotations(self) -> np.ndarray:
+        """``(S, 3, 3)`` world rotations of every site of the skeleton at ``q``."""
+        return self.fk.site_rotations
 
     @property
     def max_error(self) -> float:

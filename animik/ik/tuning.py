@@ -148,10 +148,10 @@ def tuning_path(skel: Skeleton) -> Path:
     if name is not None:
         from .. import rigs
 
-        local = rigs._source_rig_dir()
+        local = rigs.source_rig_dir()
         if local is not None:
             return local / f"{name}.tuning.toml"
-        with_res = rigs._packaged_rig_dir() / f"{name}.tuning.toml"
+        with_res = rigs.packaged_rig_dir() / f"{name}.tuning.toml"
         return Path(str(with_res))
     safe = "".join(c if (c.isalnum() or c in "-_") else "_" for c in skel.name) or "skeleton"
     return user_config_dir() / "tuning" / f"{safe}-{fp}.tuning.toml"
@@ -263,7 +263,7 @@ def _toml_key(k: str) -> str:
 
 def write_tuning(tuning: FIKTuning, path: str | os.PathLike, header: str = "") -> Path:
     """Write a tuning TOML file atomically (the directory is created)."""
-    from .. import __version__
+    from .._version import __version__
 
     p = Path(path)
     lines = [f"# {line}" for line in header.splitlines()] if header else []
@@ -329,6 +329,19 @@ def hinf_riccati(M: np.ndarray, B2: np.ndarray, V: np.ndarray, CtC: np.ndarray, 
     if np.linalg.eigvals(M - Q @ X).real.max() >= 0:
         return None
     return X
+
+
+def riccati_residual(M: np.ndarray, Q: np.ndarray, CtC: np.ndarray, X: np.ndarray) -> float:
+    """Residual of eq 13 relative to the size of its terms (0 for an exact solution).
+
+    ``max|Mᵀ X + X M − X Q X + CᵀC| / max(|Mᵀ X|, |X M|, |X Q X|, |CᵀC|)`` (elementwise max
+    norms), with ``Q = B2 V B2ᵀ − s⁻² B1 B1ᵀ``: a number near the rounding error (1e-16…1e-10)
+    means the four terms really cancel, whatever the scale of ``X``.
+    """
+    terms = (M.T @ X, X @ M, -(X @ Q @ X), CtC)
+    res = terms[0] + terms[1] + terms[2] + terms[3]
+    scale = max(float(np.abs(t).max()) for t in terms)
+    return float(np.abs(res).max() / scale) if scale > 0 else float(np.abs(res).max())
 
 
 def _riccati_hamiltonian(M: np.ndarray, Q: np.ndarray, CtC: np.ndarray) -> np.ndarray | None:
@@ -643,12 +656,15 @@ def hinf_design(skel: Skeleton, sites: Sequence[str] | None = None, m_i: float =
         smin, q0, J = best
         where = f"best of {tries} random poses"
     s, Pa = hinf_bisection(J, m_i, w)
+    m = J.shape[0]
+    residual = riccati_residual(-m_i * np.eye(m), J @ J.T - np.eye(m) / s**2, w * w * np.eye(m), Pa)
     return {
         "m": m_i, "w": w, "s_min": float(s), "s": float(1.05 * s),
         "q0": where, "sigma_min": float(smin),
         "pa_min_eig": float(np.linalg.eigvalsh(Pa).min()),
         "pa_max_eig": float(np.linalg.eigvalsh(Pa).max()),
         "rows": int(J.shape[0]),
+        "riccati_residual": float(residual),
     }
 
 

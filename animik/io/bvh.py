@@ -73,10 +73,12 @@ import numpy as np
 
 from ..errors import BVHParseError, FileFormatError, SkeletonError, UnknownNameError, names_hint
 from ..motion import Motion
+from ..rotations import matrix_from_principal_axis
 from ..skeleton import ROTATION, Dof, Joint, Site, Skeleton
 from ._atomic import atomic_write
 
-__all__ = ["UNITS", "read_bvh", "write_bvh", "detect_unit"]
+__all__ = ["BVH_FROM_WORLD", "UNITS", "WORLD_FROM_BVH", "check_bvh_skeleton", "detect_unit", "dumps_bvh",
+           "loads_bvh", "read_bvh", "resolve_unit", "write_bvh"]
 
 #: Metres per file unit of the units :func:`read_bvh` knows (and detects).
 UNITS: Mapping[str, float] = {
@@ -95,9 +97,10 @@ _UNIT_ALIASES = {
 }
 _HUMAN_HEIGHT_M = 1.7
 
-# world_from_bvh: BVH +y -> world +z, BVH +z -> world -y.
-_WORLD_FROM_BVH = np.array([[1.0, 0.0, 0.0], [0.0, 0.0, -1.0], [0.0, 1.0, 0.0]])
-_BVH_FROM_WORLD = _WORLD_FROM_BVH.T.copy()
+#: world_from_bvh: BVH +y -> world +z, BVH +z -> world -y (BVH is Y up, animik Z up).
+WORLD_FROM_BVH = np.array([[1.0, 0.0, 0.0], [0.0, 0.0, -1.0], [0.0, 1.0, 0.0]])
+#: bvh_from_world, the inverse.
+BVH_FROM_WORLD = WORLD_FROM_BVH.T.copy()
 
 _CHANNELS = {
     f"{axis}{kind}": (("r" if kind == "rotation" else "t") + axis.lower())
@@ -428,7 +431,16 @@ def _parse(text: str, path: str | None) -> _BVHFile:
 
 
 # ---------------------------------------------------------------------------- units
-def _resolve_unit(unit: str | float) -> tuple[str, float]:
+def resolve_unit(unit: str | float) -> tuple[str, float]:
+    """``(name, metres per file unit)`` of a unit name (or alias: ``"in"``, ``"centimetre"``...)
+    or a positive number of metres per unit (named ``"custom"`` unless it equals a known unit).
+
+    The one unit table of animik (:data:`UNITS`); the CLI's ``--unit`` and batch outputs use it.
+
+    Raises:
+        UnknownNameError: an unknown unit name (the message lists :data:`UNITS`).
+        FileFormatError: not a positive finite number.
+    """
     if isinstance(unit, str):
         key = unit.strip().lower()
         key = _UNIT_ALIASES.get(key, key)
@@ -483,7 +495,7 @@ def _figure_height(joints: list[_BVHJoint], data: np.ndarray) -> float:
                         if kind[0] == "t":
                             t[a] = v
                         else:
-                            r = r @ _principal_rotation(a, math.radians(v))
+                            r = r @ matrix_from_principal_axis(kind[1], math.radians(v))
                     col += 1
                 if jt.parent < 0:
                     pos[j], rot[j] = t, r
@@ -497,17 +509,6 @@ def _figure_height(joints: list[_BVHJoint], data: np.ndarray) -> float:
             if math.isfinite(h):
                 best = max(best, h)
     return best
-
-
-def _principal_rotation(axis: int, angle: float) -> np.ndarray:
-    c, s = math.cos(angle), math.sin(angle)
-    i, k = (axis + 1) % 3, (axis + 2) % 3
-    r = np.eye(3)
-    r[i, i] = c
-    r[i, k] = -s
-    r[k, i] = s
-    r[k, k] = c
-    return r
 
 
 # ---------------------------------------------------------------------------- reading
@@ -534,23 +535,49 @@ def read_bvh(path: str | os.PathLike, unit: str | float | None = None) -> Motion
     src = os.fspath(path)
     p = Path(src)
     if unit is not None:
-        unit_name, scale = _resolve_unit(unit)
+        resolve_unit(unit)  # a bad unit is reported before the file is read
     try:
         raw = p.read_bytes()
     except FileNotFoundError:
         raise FileNotFoundError(errno.ENOENT, "BVH file not found", src) from None
-    try:
-        text = raw.decode("utf-8-sig")
-    except UnicodeDecodeError as e:
-        line = raw.count(b"\n", 0, e.start) + 1
-        raise BVHParseError(
-            f"not a text BVH file: invalid UTF-8 byte 0x{raw[e.start]:02x} (expected UTF-8 text)",
-            line=line, path=src,
-        ) from None
-    bvh = _parse(text, src)
+    return loads_bvh(raw, unit=unit, source=src, name=p.stem or "bvh")
+
+
+def loads_bvh(data: bytes | str, unit: str | float | None = None, source: str = "<bytes>",
+              name: str = "bvh") -> Motion:
+    """Read BVH file content (bytes or text) as a :class:`~animik.motion.Motion`.
+
+    The same as :func:`read_bvh` without a file: for content received over a network or held
+    in memory (batch retargeting ships target files as bytes).
+
+    Args:
+        data: the file content (UTF-8, a BOM is skipped) or its decoded text.
+        unit: as in :func:`read_bvh`.
+        source: names the content in error messages and ``skeleton.meta["source"]``.
+        name: the skeleton's name (:func:`read_bvh` uses the file stem).
+
+    Raises:
+        BVHParseError: the content is malformed (the error carries the line number).
+        UnknownNameError, FileFormatError: a bad ``unit``.
+    """
+    if unit is not None:
+        unit_name, scale = resolve_unit(unit)
+    if isinstance(data, str):
+        text = data
+    else:
+        raw = bytes(data)
+        try:
+            text = raw.decode("utf-8-sig")
+        except UnicodeDecodeError as e:
+            line = raw.count(b"\n", 0, e.start) + 1
+            raise BVHParseError(
+                f"not a text BVH file: invalid UTF-8 byte 0x{raw[e.start]:02x} (expected UTF-8 text)",
+                line=line, path=source,
+            ) from None
+    bvh = _parse(text, source)
     if unit is None:
         unit_name, scale = detect_unit(_figure_height(bvh.joints, bvh.data))
-    return _build_motion(bvh, scale, unit_name, src, p.stem or "bvh")
+    return _build_motion(bvh, scale, unit_name, source, name)
 
 
 def _build_motion(bvh: _BVHFile, scale: float, unit_name: str, src: str, name: str) -> Motion:
@@ -582,9 +609,9 @@ def _build_motion(bvh: _BVHFile, scale: float, unit_name: str, src: str, name: s
         joint_specs.append(Joint(
             jt.name,
             None if root else bvh.joints[jt.parent].name,
-            offset=tuple(_WORLD_FROM_BVH @ offset) if root else tuple(offset),
+            offset=tuple(WORLD_FROM_BVH @ offset) if root else tuple(offset),
             dofs=dofs,
-            rotation=_WORLD_FROM_BVH if root else None,
+            rotation=WORLD_FROM_BVH if root else None,
         ))
         for e in jt.end_sites:
             base = f"{jt.name}_end"
@@ -649,12 +676,22 @@ def write_bvh(
             axis, rest rotation below the root, translation after rotation in a joint,
             duplicate translation channel, joint name with braces or odd whitespace).
     """
+    return atomic_write(path, dumps_bvh(motion, unit_scale, precision))
+
+
+def dumps_bvh(motion: Motion, unit_scale: float | str | None = None, precision: int | None = 15
+              ) -> bytes:
+    """The BVH file content :func:`write_bvh` writes, as UTF-8 bytes (same arguments, errors).
+
+    Returns:
+        The file content; :func:`loads_bvh` reads it back.
+    """
     skel = motion.skeleton
     if motion.n_frames == 0:
         raise FileFormatError("cannot write an empty motion (0 frames) to BVH")
     if unit_scale is None:
         unit_scale = motion.meta.get("bvh_unit_scale", skel.meta.get("bvh_unit_scale", 0.01))
-    _, scale = _resolve_unit(unit_scale)
+    _, scale = resolve_unit(unit_scale)
     if precision is None:
         fmt_one = repr
     else:
@@ -691,12 +728,20 @@ def write_bvh(
             lines.extend(row_fmt % tuple(row) for row in columns.tolist())
     else:
         lines.extend("" for _ in range(motion.n_frames))
-    return atomic_write(path, "\n".join(lines) + "\n")
+    return ("\n".join(lines) + "\n").encode("utf-8")
+
+
+def check_bvh_skeleton(skel: Skeleton) -> None:
+    """Raise :class:`FileFormatError` (saying why) if :func:`write_bvh` cannot hold ``skel``.
+
+    :func:`animik.io.bvh_compat.bvh_compatible` turns any motion into one that passes.
+    """
+    _bvh_layout(skel, skel.rest_q[None], 0.01)
 
 
 def _bvh_layout(skel: Skeleton, q: np.ndarray, scale: float) -> tuple[list[_OutJoint], np.ndarray]:
     """Joint records in file units and the ``(T, n_channels)`` channel values."""
-    g = _BVH_FROM_WORLD @ skel.rest_rotations[0]
+    g = BVH_FROM_WORLD @ skel.rest_rotations[0]
     from_bvh = "bvh_end_sites" in skel.meta
     end_listed = set(skel.meta.get("bvh_end_sites", ()))
     sites_of: list[list[int]] = [[] for _ in range(skel.n_joints)]
@@ -721,7 +766,7 @@ def _bvh_layout(skel: Skeleton, q: np.ndarray, scale: float) -> tuple[list[_OutJ
                     f"joint {name!r} has a non-identity rest rotation; BVH can only hold a rest "
                     "rotation on the root joint"
                 )
-        offset = (_BVH_FROM_WORLD if p < 0 else g) @ skel.offsets[j]  # metres, BVH frame
+        offset = (BVH_FROM_WORLD if p < 0 else g) @ skel.offsets[j]  # metres, BVH frame
         channels = []
         replaced: dict[int, float] = {}
         seen_rotation = False

@@ -33,7 +33,7 @@ Layout written by :func:`write_glb` (the file side of the Z-up ↔ Y-up boundary
 :func:`read_glb` reads the first (or a named) animation back as a :class:`~animik.motion.Motion`:
 
 * a file written by animik: its skeleton from ``extras``, the DoF values recovered from the
-  node transforms per frame (:func:`animik.anim.joints.dofs_from_local`: rotation groups in
+  node transforms per frame (:func:`animik.joints.dofs_from_local`: rotation groups in
   closed form on the branch continuous from the previous frame, starting from the stored first
   pose; translations by least squares). The values equal the written ones to float32
   precision, except where the written motion jumped by 2π or between Euler branches from one
@@ -62,16 +62,22 @@ import os
 import struct
 from pathlib import Path
 from typing import Any
+from urllib.parse import unquote
 
 import numpy as np
 
+from .._version import __version__
 from ..errors import FileFormatError, SkeletonError
+from ..joints import dofs_from_local, local_transforms, tb_angles
 from ..motion import Motion
-from ..rotations import matrix_to_quat, quat_to_matrix
+from ..rotations import quaternion as quat
 from ..skeleton import ROTATION, TRANSLATION, Dof, Joint, Skeleton
 from ._atomic import atomic_write
+from .bvh import read_bvh, write_bvh
+from .rigfile import dumps_rig, loads_rig
 
-__all__ = ["GLTF_FROM_WORLD", "WORLD_FROM_GLTF", "convert", "read_glb", "write_glb"]
+__all__ = ["GLTF_FROM_WORLD", "WORLD_FROM_GLTF", "convert", "dumps_glb", "loads_glb", "read_glb",
+           "write_glb"]
 
 #: glTF (Y up) from animik world (Z up): Rx(-90°).
 GLTF_FROM_WORLD = np.array([[1.0, 0.0, 0.0], [0.0, 0.0, 1.0], [0.0, -1.0, 0.0]])
@@ -126,8 +132,6 @@ class _Builder:
 
 def _node_locals(skel: Skeleton, q: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """Node rotations ``(..., J, 3, 3)`` and translations ``(..., J, 3)`` in glTF's frame."""
-    from ..anim.joints import local_transforms
-
     rot, pos = local_transforms(skel, q)
     rot[..., 0, :, :] = GLTF_FROM_WORLD @ rot[..., 0, :, :]
     pos[..., 0, :] = pos[..., 0, :] @ GLTF_FROM_WORLD.T
@@ -136,13 +140,7 @@ def _node_locals(skel: Skeleton, q: np.ndarray) -> tuple[np.ndarray, np.ndarray]
 
 def _xyzw(rot: np.ndarray) -> np.ndarray:
     """Quaternions ``xyzw`` of rotations ``(T, 3, 3)``, sign-continuous along the first axis."""
-    wxyz = matrix_to_quat(rot)
-    xyzw = np.concatenate([wxyz[..., 1:], wxyz[..., :1]], axis=-1)
-    if xyzw.ndim == 2 and xyzw.shape[0] > 1:
-        flip = np.einsum("ti,ti->t", xyzw[1:], xyzw[:-1]) < 0
-        sign = np.cumprod(np.concatenate([[1.0], np.where(flip, -1.0, 1.0)]))
-        xyzw = xyzw * sign[:, None]
-    return xyzw
+    return quat.continuous_quats(quat.xyzw_from_wxyz(quat.quat_from_matrix(rot)))
 
 
 def _world(skel: Skeleton, rot: np.ndarray, pos: np.ndarray) -> np.ndarray:
@@ -236,6 +234,15 @@ def write_glb(motion: Motion, path: str | os.PathLike, name: str | None = None,
     Raises:
         FileFormatError: an empty motion or non-finite values.
     """
+    return atomic_write(path, dumps_glb(motion, name=name, mesh=mesh))
+
+
+def dumps_glb(motion: Motion, name: str | None = None, mesh: bool = True) -> bytes:
+    """The glTF binary content :func:`write_glb` writes (same arguments and errors).
+
+    Returns:
+        The ``.glb`` bytes; :func:`loads_glb` reads them back.
+    """
     skel = motion.skeleton
     T = motion.n_frames
     if T == 0:
@@ -312,8 +319,6 @@ def write_glb(motion: Motion, path: str | os.PathLike, name: str | None = None,
                              "output": b.accessor(_xyzw(rot[:, j]), "VEC4")})
             channels.append({"sampler": len(samplers) - 1, "target": {"node": j, "path": "rotation"}})
 
-    from .rigfile import dumps_rig
-
     meta = {k: _jsonable(v) for k, v in motion.meta.items() if k.startswith("bvh_") or k == "clip"}
     gltf.update({
         "scene": 0,
@@ -332,14 +337,10 @@ def write_glb(motion: Motion, path: str | os.PathLike, name: str | None = None,
                                  "frames": T, "motion_meta": meta,
                                  "first_pose": [float(x) for x in motion.q[0]],
                                  "rig": dumps_rig(skel, header="skeleton of this glTF file")}}
-    return atomic_write(path, _glb_bytes(gltf, bytes(b.blob)))
+    return _glb_bytes(gltf, bytes(b.blob))
 
 
 def _generator() -> str:
-    try:
-        from .. import __version__
-    except ImportError:  # pragma: no cover
-        __version__ = "?"
     return f"animik {__version__}"
 
 
@@ -356,9 +357,9 @@ def _glb_bytes(gltf: dict, blob: bytes) -> bytes:
 
 
 # ============================================================================ reading
-def _load(path: Path) -> tuple[dict, list[bytes]]:
-    src = str(path)
-    data = path.read_bytes()
+def _load(data: bytes, src: str, folder: Path | None) -> tuple[dict, list[bytes]]:
+    """``(gltf JSON, buffers)`` of ``.glb`` / ``.gltf`` content; external buffer files are read
+    from ``folder`` (content given as bytes has none)."""
     if data[:4] == b"glTF":
         if len(data) < 20:
             raise FileFormatError(f"{src}: truncated glb header")
@@ -400,10 +401,11 @@ def _load(path: Path) -> tuple[dict, list[bytes]]:
                 buffers.append(base64.b64decode(uri.split(",", 1)[1]))
             except (ValueError, IndexError):
                 raise FileFormatError(f"{src}: buffers[{i}]: bad data URI") from None
+        elif folder is None:
+            raise FileFormatError(f"{src}: buffers[{i}] refers to the file {uri!r}; content given "
+                                  "as bytes must carry its buffers (a .glb, or data: URIs)")
         else:
-            from urllib.parse import unquote
-
-            buffers.append((path.parent / unquote(uri)).read_bytes())
+            buffers.append((folder / unquote(uri)).read_bytes())
     return gltf, buffers
 
 
@@ -453,21 +455,8 @@ def _node_rest(node: dict, src: str, idx: int) -> tuple[np.ndarray, np.ndarray]:
         raise FileFormatError(f"{src}: nodes[{idx}] ({node.get('name', '')!r}): node scale "
                               f"{s.tolist()} is not supported (joints must not scale)")
     q = np.array(node.get("rotation", [0.0, 0.0, 0.0, 1.0]), dtype=float)
-    r = quat_to_matrix(np.concatenate([q[3:], q[:3]]))
+    r = quat.matrix_from_quat(quat.wxyz_from_xyzw(q))
     return r, np.array(node.get("translation", [0.0, 0.0, 0.0]), dtype=float)
-
-
-def _slerp(a: np.ndarray, b: np.ndarray, u: np.ndarray) -> np.ndarray:
-    dot = np.einsum("ti,ti->t", a, b)
-    b = np.where(dot[:, None] < 0, -b, b)
-    dot = np.abs(dot)
-    theta = np.arccos(np.clip(dot, -1.0, 1.0))
-    small = theta < 1e-8
-    s = np.where(small, 1.0, np.sin(theta))
-    wa = np.where(small, 1.0 - u, np.sin((1.0 - u) * theta) / s)
-    wb = np.where(small, u, np.sin(u * theta) / s)
-    out = wa[:, None] * a + wb[:, None] * b
-    return out / np.linalg.norm(out, axis=-1, keepdims=True)
 
 
 def _sample(times: np.ndarray, values: np.ndarray, interp: str, t: np.ndarray, is_rot: bool,
@@ -500,7 +489,7 @@ def _sample(times: np.ndarray, values: np.ndarray, interp: str, t: np.ndarray, i
             out = ((2 * u3 - 3 * u2 + 1) * vals[seg] + (u3 - 2 * u2 + uu) * h[:, None] * b_out[seg]
                    + (-2 * u3 + 3 * u2) * vals[seg + 1] + (u3 - u2) * h[:, None] * a_in[seg + 1])
         elif is_rot:
-            out = _slerp(vals[seg], vals[seg + 1], u)
+            out = quat.quat_slerp(vals[seg], vals[seg + 1], u)
         else:
             out = vals[seg] + u[:, None] * (vals[seg + 1] - vals[seg])
     out = np.where(snap[:, None], vals[k_near], out)
@@ -530,7 +519,25 @@ def read_glb(path: str | os.PathLike, animation: int | str | None = None,
     src = os.fspath(path)
     if not p.is_file():
         raise FileNotFoundError(2, "glTF file not found", src)
-    gltf, buffers = _load(p)
+    return _read_checked(*_load(p.read_bytes(), src, p.parent), src, animation, fps)
+
+
+def loads_glb(data: bytes, animation: int | str | None = None, fps: float | None = None,
+              source: str = "<bytes>") -> Motion:
+    """Read glTF 2.0 content (``.glb`` bytes, or ``.gltf`` JSON with embedded buffers).
+
+    Args:
+        data: the content.
+        animation, fps: as in :func:`read_glb`.
+        source: names the content in error messages and ``meta["source"]``.
+
+    Raises:
+        FileFormatError: as in :func:`read_glb`; also a ``.gltf`` that refers to buffer files.
+    """
+    return _read_checked(*_load(bytes(data), source, None), source, animation, fps)
+
+
+def _read_checked(gltf: dict, buffers: list[bytes], src: str, animation, fps) -> Motion:
     try:
         return _read(gltf, buffers, src, animation, fps)
     except (KeyError, IndexError, TypeError, ValueError) as e:
@@ -592,8 +599,6 @@ def _read(gltf: dict, buffers: list[bytes], src: str, animation, fps) -> Motion:
 
     skins = gltf.get("skins", [])
     if extras and isinstance(extras.get("rig"), str):
-        from .rigfile import loads_rig
-
         skel = loads_rig(extras["rig"], source=f"{src} extras.animik.rig")
         by_name = {nodes[i].get("name"): i for i in (skins[0]["joints"] if skins else range(len(nodes)))}
         missing = [n for n in skel.joint_names if n not in by_name]
@@ -627,7 +632,7 @@ def _read(gltf: dict, buffers: list[bytes], src: str, animation, fps) -> Motion:
             if out.shape[1] != 4:
                 raise FileFormatError(f"{src}: rotation output of node {ni} must be VEC4")
             qx = _sample(tin, out, interp, t, True, src)
-            rot[:, j] = quat_to_matrix(np.concatenate([qx[:, 3:], qx[:, :3]], axis=1))
+            rot[:, j] = quat.matrix_from_quat(quat.wxyz_from_xyzw(qx))
         else:
             rot[:, j] = r0
         if "translation" in ch:
@@ -650,8 +655,6 @@ def _read(gltf: dict, buffers: list[bytes], src: str, animation, fps) -> Motion:
     g_pos = WORLD_FROM_GLTF @ a[:3, 3]
     rot[:, 0] = g_rot @ rot[:, 0]
     pos[:, 0] = pos[:, 0] @ g_rot.T + g_pos
-    from ..anim.joints import dofs_from_local
-
     q = dofs_from_local(skel, rot, pos, ref, sequential=True)
     meta.update({"source": src, "gltf_animation": anim.get("name", str(ai))})
     return Motion(skel, q, fps, meta=meta)
@@ -714,8 +717,6 @@ def _skeleton_from_nodes(gltf, nodes, parent, chans, skins, src) -> tuple[Skelet
         used.add(nm)
         names[n] = nm
     joints = []
-    from ..anim.joints import tb_angles
-
     for n in order:
         r0, p0 = _node_rest(nodes[n], src, n)
         ch = chans.get(n, {})
@@ -753,8 +754,6 @@ def convert(in_path: str | os.PathLike, out_path: str | os.PathLike, **options: 
     Raises:
         FileFormatError: unknown extensions or a skeleton the output format cannot hold.
     """
-    from .bvh import read_bvh, write_bvh
-
     ext_in = Path(in_path).suffix.lower()
     ext_out = Path(out_path).suffix.lower()
     readers = {".bvh": read_bvh, ".glb": read_glb, ".gltf": read_glb}

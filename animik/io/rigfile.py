@@ -67,11 +67,11 @@ from ..errors import FileFormatError, SkeletonError
 from ..skeleton import ROTATION, Dof, Joint, Site, Skeleton
 from ..skeleton import freeze as _freeze
 from ._atomic import atomic_write
-from ._toml import mat as _mat
-from ._toml import num as _num
-from ._toml import string as _str
-from ._toml import table as _table
-from ._toml import vec as _vec
+from .toml_writer import mat as _mat
+from .toml_writer import num as _num
+from .toml_writer import string as _str
+from .toml_writer import table as _table
+from .toml_writer import vec as _vec
 
 FORMAT = "animik-rig"
 FORMAT_VERSION = 1

@@ -13,26 +13,18 @@ Quick start::
     result = Retargeter(walk, "fig2").run()          # motion + RetargetReport + JointMapping
     q, state = Retargeter(walk, "fig2").step(0)      # one frame (interactive use)
 
-Modules: :mod:`.mapping` (canonical roles, name normalisation, mapping files),
-:mod:`.align` (rest alignment, scale, desired pose), :mod:`.fit` (rotations → DoFs),
-:mod:`.contacts` (foot contacts), :mod:`.retarget` (the per-frame solver), :mod:`.report`,
-:mod:`.bvhout` (BVH output), :mod:`.batch` (files, processes, Dask). See docs/retarget.md.
+Modules: :mod:`.mapping` (pairs through the roles of :mod:`animik.semantics.roles`, mapping
+files), :mod:`.align` (rest alignment, scale, desired pose), :mod:`.fit` (rotations → DoFs),
+:mod:`.retarget` (the per-frame solver; foot contacts from :mod:`animik.semantics.contacts`),
+:mod:`.report`, :mod:`.batch` (files, processes, Dask; BVH output through
+:mod:`animik.io.bvh_compat`). See docs/retarget.md.
 """
 
 from __future__ import annotations
 
-from .contacts import ContactParams
-from .mapping import (
-    CANONICAL_ROLES,
-    JointMapping,
-    JointRoles,
-    MappingSpec,
-    build_mapping,
-    classify_joints,
-    parse_name,
-    read_mapping_file,
-    unmapped_joints,
-)
+from ..semantics.contacts import ContactParams
+from ..semantics.roles import CANONICAL_ROLES, JointRoles, classify_joints, parse_name
+from .mapping import JointMapping, MappingSpec, build_mapping, read_mapping_file, unmapped_joints
 from .report import EffectorStats, FootStats, RetargetReport
 from .retarget import (
     RetargetEdits,

@@ -42,11 +42,13 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from ..errors import OptionError
 from ..kinematics import forward_kinematics
 from ..rotations import matrix_to_rotvec, rotvec_to_matrix
+from ..semantics.roles import SIDES, JointRoles, character_forward
 from ..skeleton import ROTATION, TRANSLATION, Skeleton
 from .fit import PoseFitter
-from .mapping import SIDES, JointMapping, JointRoles, character_forward
+from .mapping import JointMapping
 
 UP = np.array([0.0, 0.0, 1.0])
 PAIR, INTERP, RIGID, REST = 0, 1, 2, 3
@@ -162,9 +164,7 @@ def choose_source_rest(skel: Skeleton, roles: JointRoles, q_clip: np.ndarray | N
         if option == "first_frame":
             return np.array(q_clip[0]), "frame 0"
         if option != "auto":
-            from ..errors import ShapeError
-
-            raise ShapeError(f"source_rest must be 'auto', 'offsets', 'first_frame', a frame "
+            raise OptionError(f"source_rest must be 'auto', 'offsets', 'first_frame', a frame "
                              f"index or a pose, got {option!r}")
         P0 = forward_kinematics(skel, rest).joint_positions
         limit = 1.6 if roles.get("l_thigh") or roles.get("r_thigh") else 0.8
@@ -177,9 +177,7 @@ def choose_source_rest(skel: Skeleton, roles: JointRoles, q_clip: np.ndarray | N
         return np.array(q_clip[t]), f"frame {t} (most upright; the OFFSET pose is not a stance)"
     if isinstance(option, (int, np.integer)) and not isinstance(option, bool):
         if q_clip is None or not 0 <= int(option) < len(q_clip):
-            from ..errors import ShapeError
-
-            raise ShapeError(f"source_rest frame {option} out of range")
+            raise OptionError(f"source_rest frame {option} out of range")
         return np.array(q_clip[int(option)]), f"frame {int(option)}"
     return skel.check_q(np.asarray(option, dtype=float), "source_rest").copy(), "given pose"
 

@@ -32,18 +32,30 @@ from __future__ import annotations
 
 import hashlib
 import json
+import multiprocessing
 import os
 import sys
-import tempfile
 import time
 import traceback
 from collections.abc import Iterable, Mapping, Sequence
-from concurrent.futures import Executor
+from concurrent.futures import Executor, ProcessPoolExecutor, as_completed
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+import numpy as np
+from tqdm import tqdm
+
+from .._version import __version__
 from ..errors import AnimikError, FileFormatError
+from ..ik.tuning import fingerprint
+from ..io._atomic import atomic_write
+from ..io.bvh import loads_bvh, read_bvh
+from ..io.bvh_compat import dumps_bvh_compatible
+from ..motion import Motion
+from ..rigs import load_rig, resolve_rig, rig_from_bytes
+from .mapping import mapping_spec, read_mapping_file
+from .retarget import Retargeter, RetargetOptions
 
 FORMAT = "animik-retarget"
 FORMAT_VERSION = 1
@@ -70,39 +82,27 @@ class TargetSpec:
 
     @classmethod
     def from_arg(cls, spec: str | os.PathLike) -> TargetSpec:
-        """A built-in rig name or a ``.toml`` / ``.bvh`` path.
+        """A built-in rig name or a rig file path (``.toml``, ``.bvh``...: :func:`resolve_rig`).
 
         Raises:
-            RigNotFoundError: neither. FileNotFoundError: a missing file.
+            RigNotFoundError: neither. FileFormatError: a malformed file.
         """
-        from ..rigs import BUILTIN_RIGS, load_rig
-
         s = os.fspath(spec)
-        if s in BUILTIN_RIGS:
+        src = resolve_rig(s)  # validate now: a bad target is a usage error, not N failed clips
+        if src.kind == "builtin":
             return cls(s, "rig")
-        p = Path(s)
-        suffix = p.suffix.lower()
-        if suffix in (".bvh", ".toml") and p.is_file():
-            load_rig(p)  # validate now: a bad target is a usage error, not N failed clips
-            return cls(s, suffix[1:], p.read_bytes())
-        load_rig(s)  # raises RigNotFoundError with the valid names
-        raise AssertionError("unreachable")  # pragma: no cover
+        return cls(s, src.kind, src.path.read_bytes())
 
     def skeleton(self):
-        """The target skeleton (cached per process)."""
+        """The target skeleton (cached per process), rebuilt from the shipped bytes."""
         key = (self.name, self.kind, hashlib.sha256(self.data or b"").hexdigest())
         hit = _TARGETS.get(key)
         if hit is not None:
             return hit
-        from ..rigs import load_rig
-
         if self.kind == "rig":
             skel = load_rig(self.name)
         else:
-            with tempfile.TemporaryDirectory() as d:
-                p = Path(d) / (Path(self.name).stem + "." + self.kind)
-                p.write_bytes(self.data or b"")
-                skel = load_rig(p)
+            skel = rig_from_bytes(self.data or b"", "." + self.kind, Path(self.name).name).skeleton
         _TARGETS[key] = skel
         return skel
 
@@ -114,8 +114,6 @@ class TargetSpec:
         return BUILTIN_UNIT
 
     def identity(self) -> dict[str, Any]:
-        from ..ik.tuning import fingerprint
-
         return {"name": Path(self.name).name if self.kind != "rig" else self.name,
                 "kind": self.kind, "fingerprint": fingerprint(self.skeleton()),
                 "sha256": hashlib.sha256(self.data).hexdigest() if self.data else None}
@@ -127,8 +125,6 @@ _TARGETS: dict[tuple, Any] = {}
 def settings_hash(target: TargetSpec, mapping: Mapping[str, Any] | None,
                   options: Mapping[str, Any]) -> str:
     """SHA-256 (16 hex digits) of everything that decides an output but the input itself."""
-    from .. import __version__
-    from .retarget import RetargetOptions
 
     content = None if mapping is None else {k: v for k, v in mapping.items() if k != "origin"}
     doc = {"format": FORMAT, "version": FORMAT_VERSION, "animik": __version__,
@@ -156,25 +152,10 @@ def _sha256(data: bytes) -> str:
     return hashlib.sha256(data).hexdigest()
 
 
-def read_bvh_bytes(name: str, data: bytes):
-    """A BVH file given as bytes, read as :func:`animik.io.bvh.read_bvh` reads ``name``
-    (error messages name ``name``, not the temporary file)."""
-    from ..io.bvh import read_bvh
-
-    with tempfile.TemporaryDirectory() as d:
-        p = Path(d) / Path(name).name
-        p.write_bytes(data)
-        try:
-            motion = read_bvh(p)
-        except AnimikError as e:
-            msg = str(e).replace(str(p), name)
-            err = type(e).__new__(type(e))
-            err.args = (msg,)
-            err.__dict__.update(getattr(e, "__dict__", {}))
-            if hasattr(err, "path"):
-                err.path = name
-            raise err from None
-    return motion.replace(meta={**dict(motion.meta), "source": name})
+def read_bvh_bytes(name: str, data: bytes) -> Motion:
+    """A BVH file given as bytes, read exactly as :func:`animik.io.bvh.read_bvh` reads ``name``
+    (same skeleton name, ``meta["source"]`` and error messages)."""
+    return loads_bvh(data, source=name, name=Path(name).stem or "bvh")
 
 
 def retarget_motion(motion, name: str, target: TargetSpec, mapping: Mapping[str, Any] | None,
@@ -184,13 +165,10 @@ def retarget_motion(motion, name: str, target: TargetSpec, mapping: Mapping[str,
     Raises:
         AnimikError: an empty motion, unmappable skeleton, bad options.
     """
-    from .bvhout import motion_bvh_bytes
-    from .retarget import Retargeter
-
     if motion.n_frames == 0:
         raise FileFormatError(f"{name}: the motion has no frames")
     res = Retargeter(motion, target.skeleton(), mapping, **dict(options)).run()
-    out, layout = motion_bvh_bytes(res.motion, target.unit)
+    out, layout = dumps_bvh_compatible(res.motion, target.unit)
     rep = res.report.to_dict()
     rep["bvh_layout"] = layout
     return out, rep
@@ -227,13 +205,9 @@ def _sidecar_doc(summary: Mapping[str, Any]) -> str:
 def run_clip(task: ClipTask) -> dict[str, Any]:
     """Path transfer: read ``task.input``, write the output BVH and its sidecar; never raises
     for a bad input (returns a ``"failed"`` summary)."""
-    from ..io._atomic import atomic_write
-
     t0 = time.perf_counter()
     sha = None
     try:
-        from ..io.bvh import read_bvh
-
         data = Path(task.input).read_bytes()
         sha = _sha256(data)
         motion = read_bvh(task.input)
@@ -263,12 +237,6 @@ def run_clip_data(task: ClipTask, data: bytes) -> tuple[bytes | None, dict[str, 
 
 def warm_up(target: TargetSpec | None = None) -> bool:
     """Import and run a tiny retarget so that numba loads its compiled kernels (per process)."""
-    import numpy as np
-
-    from ..motion import Motion
-    from ..rigs import load_rig
-    from .retarget import Retargeter
-
     skel = target.skeleton() if target is not None else load_rig("fig2")
     src = load_rig("fig2")
     q = np.tile(src.rest_q, (2, 1))
@@ -393,9 +361,6 @@ def run_batch(inputs: Sequence[str | os.PathLike], target: str | os.PathLike | T
         RigNotFoundError / FileFormatError / FileNotFoundError: a bad target or mapping.
         ValueError: bad ``jobs`` or ``transfer``.
     """
-    from ..io._atomic import atomic_write
-    from .mapping import read_mapping_file
-    from .retarget import RetargetOptions
 
     if isinstance(jobs, bool) or not isinstance(jobs, int) or jobs < 1:
         raise ValueError(f"jobs must be an integer >= 1, got {jobs!r}")
@@ -406,8 +371,6 @@ def run_batch(inputs: Sequence[str | os.PathLike], target: str | os.PathLike | T
     if mapping is not None and not isinstance(mapping, Mapping):
         mapping_doc: dict[str, Any] | None = read_mapping_file(mapping).to_dict()
     elif mapping is not None:
-        from .mapping import mapping_spec
-
         mapping_doc = mapping_spec(mapping).to_dict()
     else:
         mapping_doc = None
@@ -480,8 +443,6 @@ class _NoBar:
 def _progress(total: int, enabled: bool, stream):
     if not enabled:
         return _NoBar()
-    from tqdm import tqdm
-
     return tqdm(total=total, desc="retarget", unit="clip", file=stream or sys.stderr,
                 dynamic_ncols=True, mininterval=0.2)
 
@@ -492,8 +453,6 @@ def _tick(bar, r: Mapping[str, Any]) -> None:
 
 
 def _run_pool(todo: list[ClipTask], ex: Executor, bar) -> list[dict[str, Any]]:
-    from concurrent.futures import as_completed
-
     futs = {ex.submit(run_clip, t): t for t in todo}
     out = []
     for f in as_completed(futs):
@@ -508,9 +467,6 @@ def _run_pool(todo: list[ClipTask], ex: Executor, bar) -> list[dict[str, Any]]:
 
 
 def _run_processes(todo: list[ClipTask], jobs: int, spec: TargetSpec, bar) -> list[dict[str, Any]]:
-    import multiprocessing
-    from concurrent.futures import ProcessPoolExecutor
-
     ctx = multiprocessing.get_context("spawn")
     with ProcessPoolExecutor(max_workers=jobs, mp_context=ctx, initializer=warm_up,
                              initargs=(spec,)) as ex:
@@ -527,12 +483,12 @@ def _size(path: str) -> int:
 
 
 def _run_dask(todo: list[ClipTask], scheduler: Any, transfer: str, bar) -> list[dict[str, Any]]:
-    try:
-        from distributed import Client, as_completed
+    try:  # an optional dependency (the `dask` extra): imported only when a scheduler is given
+        from distributed import Client
+        from distributed import as_completed as dask_completed
     except ImportError as e:  # pragma: no cover - depends on the environment
         raise ImportError("--scheduler needs Dask distributed: pip install 'distributed>=2024.1'") \
             from e
-    from ..io._atomic import atomic_write
 
     own = isinstance(scheduler, str)
     client = Client(scheduler, timeout="30s") if own else scheduler
@@ -553,7 +509,7 @@ def _run_dask(todo: list[ClipTask], scheduler: Any, transfer: str, bar) -> list[
                 _tick(bar, r)
                 continue
             futs[client.submit(run_clip_data, t, data, pure=False)] = t
-        for f in as_completed(list(futs)):
+        for f in dask_completed(list(futs)):
             t = futs[f]
             try:
                 res = f.result()

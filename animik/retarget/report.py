@@ -12,6 +12,8 @@ from typing import Any
 
 import numpy as np
 
+from ..semantics.contacts import contact_phases
+
 #: Quality goals checked by :attr:`RetargetReport.goals`.
 GOALS_CM = {"hand_foot_mean_error": 1.0, "skate_per_contact": 1.0, "penetration": 0.5}
 
@@ -169,8 +171,6 @@ def foot_stats(sites: Sequence[str], positions: np.ndarray, flags: np.ndarray,
                h_sole: Sequence[float]) -> tuple[FootStats, ...]:
     """Per-foot contact stats from foot positions ``(T, F, 3)`` in the (virtual) world, contact
     flags ``(T, F)`` and sole heights ``(F,)`` (m)."""
-    from .contacts import contact_phases
-
     out = []
     phases = contact_phases(flags) if flags.size else [[] for _ in sites]
     for f, site in enumerate(sites):

@@ -6,7 +6,7 @@ Per frame (seed A, eqs 9f–9j):
   puts them: the target's own forward kinematics with every joint rotated like its source
   counterpart (:mod:`animik.retarget.align`), the root following the source hips scaled by the
   leg-length ratio, the feet held during contacts and never below the ground
-  (:mod:`animik.retarget.contacts`);
+  (:mod:`animik.semantics.contacts`);
 * **null-space reference** ``bq`` — the same rotations fitted to the target's DoFs
   (:mod:`animik.retarget.fit`): FIK reaches the targets with the effector task and pulls the
   remaining freedom (elbow swivel, spine, fingers, twists) towards the source's joint angles
@@ -34,12 +34,13 @@ from typing import Any
 
 import numpy as np
 
-from ..errors import ShapeError, UnknownNameError, names_hint
+from ..errors import OptionError, ShapeError, SkeletonError, UnknownNameError, names_hint
+from ..ik import build_problem, prepare_problem
+from ..ik.tuning import load_tuning
 from ..kinematics import forward_kinematics
 from ..motion import Motion
-from ..skeleton import TRANSLATION, Site, Skeleton
-from . import align as A
-from .contacts import (
+from ..rigs import load_rig
+from ..semantics.contacts import (
     ContactParams,
     FootState,
     OnlineContactDetector,
@@ -48,7 +49,9 @@ from .contacts import (
     hold_foot,
     horizontal_speed,
 )
-from .mapping import JointMapping, MappingSpec, build_mapping, read_mapping_file
+from ..skeleton import TRANSLATION, Site, Skeleton
+from . import align as A
+from .mapping import JointMapping, MappingSpec, build_mapping, mapping_spec, read_mapping_file
 from .report import RetargetReport, effector_stats, foot_stats
 
 ROOT_SITE = "retarget:root"
@@ -128,15 +131,15 @@ class RetargetOptions:
         for name in ("iterations", "first_iterations"):
             v = getattr(o, name)
             if isinstance(v, bool) or not isinstance(v, (int, np.integer)) or v < 1:
-                raise ShapeError(f"{name} must be an integer >= 1, got {v!r}")
+                raise OptionError(f"{name} must be an integer >= 1, got {v!r}")
         for name in ("tol", "reference_gain", "null_tol", "catch_up", "jump", "crouch_speed"):
             v = getattr(o, name)
             if not (isinstance(v, (int, float)) and np.isfinite(v) and v > 0):
-                raise ShapeError(f"{name} must be a positive number, got {v!r}")
+                raise OptionError(f"{name} must be a positive number, got {v!r}")
         if o.scale is not None and not (np.isfinite(o.scale) and o.scale > 0):
-            raise ShapeError(f"scale must be a positive number, got {o.scale!r}")
+            raise OptionError(f"scale must be a positive number, got {o.scale!r}")
         if not (o.ground in ("clip", "rest") or isinstance(o.ground, (int, float))):
-            raise ShapeError(f"ground must be 'clip', 'rest' or a number (m), got {o.ground!r}")
+            raise OptionError(f"ground must be 'clip', 'rest' or a number (m), got {o.ground!r}")
         return o
 
     def to_dict(self) -> dict[str, Any]:
@@ -176,7 +179,7 @@ class RetargetState:
         frame: the frame index solved (-1 for a pose input).
         q: ``(n_dof,)`` the solved pose.
         fik: FIK's filter state (``IKResult.state``).
-        feet: :class:`~animik.retarget.contacts.FootState` per foot effector.
+        feet: :class:`~animik.semantics.contacts.FootState` per foot effector.
         contact: ``(F,)`` bool, contact flags of this frame.
         free_feet: ``(F, 3)`` the feet's free targets (virtual world), for online detection.
         targets: ``(k, 3)`` the effector targets used (solved-for) this frame.
@@ -213,10 +216,8 @@ def resolve_mapping(mapping: Any) -> MappingSpec | None:
     if isinstance(mapping, (str, os.PathLike)):
         return read_mapping_file(mapping)
     if isinstance(mapping, Mapping):
-        from .mapping import mapping_spec
-
         return mapping_spec(mapping, origin="mapping argument")
-    raise ShapeError(f"mapping must be None, a path, a dict or a JointMapping, got "
+    raise OptionError(f"mapping must be None, a path, a dict or a JointMapping, got "
                      f"{type(mapping).__name__}")
 
 
@@ -224,10 +225,8 @@ def _target_skeleton(target: Any) -> Skeleton:
     if isinstance(target, Skeleton):
         return target
     if isinstance(target, (str, os.PathLike)):
-        from ..rigs import load_rig
-
         return load_rig(target)
-    raise ShapeError(f"target must be a Skeleton, a rig name or a rig/BVH path, got "
+    raise OptionError(f"target must be a Skeleton, a rig name or a rig/BVH path, got "
                      f"{type(target).__name__}")
 
 
@@ -247,7 +246,7 @@ class Retargeter:
     Raises:
         UnknownNameError: unknown option, joint or site name.
         FileFormatError: a malformed mapping or an unmappable skeleton.
-        ShapeError: bad option values.
+        OptionError: bad option values. SkeletonError: no effector site to drive.
     """
 
     def __init__(self, source: Motion | Skeleton, target: Skeleton | str, mapping: Any = None,
@@ -258,7 +257,7 @@ class Retargeter:
         self.motion = source if isinstance(source, Motion) else None
         self.source = source.skeleton if isinstance(source, Motion) else source
         if not isinstance(self.source, Skeleton):
-            raise ShapeError(f"source must be a Motion or a Skeleton, got {type(source).__name__}")
+            raise OptionError(f"source must be a Motion or a Skeleton, got {type(source).__name__}")
         self.target = _target_skeleton(target)
         self.fps = float(fps or (self.motion.fps if self.motion is not None else 30.0))
         q_clip = self.motion.q if self.motion is not None else None
@@ -329,7 +328,7 @@ class Retargeter:
         if free_root:
             eff.append((ROOT_SITE, "root"))
         if not eff:
-            raise ShapeError(f"target {tgt.name!r} has no effector site the source can drive "
+            raise SkeletonError(f"target {tgt.name!r} has no effector site the source can drive "
                              f"(sites {list(tgt.site_names)}); give effectors in a mapping file")
         self.solve_skeleton = skel
         self.effector_sites = tuple(s for s, _ in eff)
@@ -339,8 +338,6 @@ class Retargeter:
         bad = sorted(set(o.weights) - set(DEFAULT_WEIGHTS))
         if bad:
             raise UnknownNameError(f"unknown weight role(s) {bad}; roles are {list(DEFAULT_WEIGHTS)}")
-        from ..ik import build_problem
-
         fk = forward_kinematics(skel, skel.rest_q)
         targets = {s: fk.site_positions[i] for s, i in zip(self.effector_sites, self._site_idx,
                                                            strict=True)}
@@ -374,9 +371,16 @@ class Retargeter:
         has[skel.dof_joint] = True
         return (skel.joint_ancestor_mask & has[None, :]).any(axis=1)
 
-    def _fik_options(self) -> dict[str, Any]:
-        from ..ik.tuning import load_tuning
+    @property
+    def _ik(self):
+        """The prepared FIK solver of :attr:`problem` (built on first use, options validated
+        once; per frame :meth:`step` passes only targets, reference and state)."""
+        ik = getattr(self, "_prepared_ik", None)
+        if ik is None or ik.problem is not self.problem:
+            ik = self._prepared_ik = prepare_problem(self.problem, "fik", **self._fik_opts)
+        return ik
 
+    def _fik_options(self) -> dict[str, Any]:
         t = load_tuning(self.target)
         opts: dict[str, Any] = dict(t.options) if t is not None else {}
         opts.update(self.options.fik)
@@ -466,11 +470,11 @@ class Retargeter:
         o = self.options
         if isinstance(frame, (int, np.integer)) and not isinstance(frame, bool):
             if self.clip is None:
-                raise ShapeError("step(frame index) needs a Retargeter built from a Motion; pass "
+                raise OptionError("step(frame index) needs a Retargeter built from a Motion; pass "
                                  "a source pose instead")
             t = int(frame)
             if not 0 <= t < self.n_frames:
-                raise ShapeError(f"frame {t} out of range 0..{self.n_frames - 1}")
+                raise OptionError(f"frame {t} out of range 0..{self.n_frames - 1}")
             c = self.clip
             bq, virt, Afix, bfix = c["bq"][t], c["virtual"][t], c["A"][t], c["b"][t]
             legs = c["leg_base"][t]
@@ -532,23 +536,21 @@ class Retargeter:
         ref = bq
         if edits is not None:
             tg, ref = self._apply_edits(edits, tg, bq)
-        problem = dataclasses.replace(self.problem, positions=tg)
         q0 = state.q if state is not None else ref
-        from ..ik import solve_problem
-
-        res = solve_problem(problem, q0, "fik", state=None if state is None else state.fik,
-                            reference=ref,
-                            max_iterations=o.iterations if state is not None else o.first_iterations,
-                            **self._fik_opts)
+        # the trusted per-frame path: problem and options validated once (_ik), per frame only
+        # the targets, the reference pose and the state change
+        ik = self._ik
+        res = ik.solve(q0, positions=tg, reference=ref, state=None if state is None else state.fik,
+                       max_iterations=o.iterations if state is not None else o.first_iterations)
         iters = res.iterations
         conv = self._converged(res.error)
         if not conv and state is not None and res.reason == "max_iterations" \
                 and not self._converged(res.error, o.catch_up) \
                 and float(np.abs(tg - state.targets).max()) > o.jump:
             # a jump in the source (a calibration frame, a cut): keep iterating this frame
-            res = solve_problem(problem, res.q, "fik", state=res.state, reference=ref,
-                                max_iterations=max(o.first_iterations - iters, 1),
-                                **{**self._fik_opts, "stall_window": 5, "stall_rel": 1e-3})
+            res = ik.solve(res.q, reference=ref, state=res.state,
+                           max_iterations=max(o.first_iterations - iters, 1),
+                           stall_window=5, stall_rel=1e-3)
             iters += res.iterations
             conv = self._converged(res.error)
         new = RetargetState(t, res.q, res.state, tuple(feet_state), np.asarray(flags, dtype=bool),
@@ -601,7 +603,7 @@ class Retargeter:
             callback: ``callback(frame, q)`` after every frame (progress display).
         """
         if self.clip is None:
-            raise ShapeError("run() needs a Retargeter built from a Motion")
+            raise OptionError("run() needs a Retargeter built from a Motion")
         t0 = time.perf_counter()
         T, n = self.n_frames, self.target.n_dof
         q = np.empty((T, n))
@@ -682,10 +684,10 @@ def retarget(source: Motion, target: Skeleton | str, mapping: Any = None, **opti
     Raises:
         UnknownNameError: unknown option / joint / site names.
         FileFormatError: malformed mapping file, or skeletons that cannot be mapped.
-        ShapeError: bad option values or an empty motion.
+        OptionError: bad option values. ShapeError: an empty motion.
     """
     if not isinstance(source, Motion):
-        raise ShapeError(f"source must be a Motion, got {type(source).__name__}")
+        raise OptionError(f"source must be a Motion, got {type(source).__name__}")
     if source.n_frames == 0:
         raise ShapeError("source motion has no frames")
     return Retargeter(source, target, mapping, **options).run().motion

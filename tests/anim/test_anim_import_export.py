@@ -10,10 +10,10 @@ from conftest import needs_shared, random_q, shared_bvh_files
 
 from animik import anim
 from animik.anim import ClipError
-from animik.anim.joints import local_transforms
 from animik.errors import FileFormatError
 from animik.io.bvh import read_bvh, write_bvh
 from animik.io.gltf import read_glb
+from animik.joints import local_transforms
 from animik.kinematics import forward_kinematics
 from animik.motion import Motion
 from animik.rigs import load_rig

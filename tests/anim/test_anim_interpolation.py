@@ -10,7 +10,7 @@ from scipy.spatial.transform import Rotation, Slerp
 
 from animik import anim
 from animik.anim.interpolation import MODE_CODE, eval_rotation, eval_scalar, pchip_slopes
-from animik.anim.joints import dof_rotation_product, joint_layouts, local_transforms
+from animik.joints import dof_rotation_product, joint_layouts, local_transforms
 from animik.rigs import load_rig
 from animik.rotations import euler_to_matrix, matrix_to_rotvec, rotvec_to_matrix
 from animik.skeleton import Dof, Joint, Skeleton

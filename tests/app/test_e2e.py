@@ -21,8 +21,8 @@ import numpy as np
 import pytest
 from app_helpers import SIZE
 
-from animik.io.scene import load_scene
 from animik.kinematics import site_positions
+from animik.scene import load_scene
 
 pytestmark = pytest.mark.gl
 

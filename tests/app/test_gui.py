@@ -10,7 +10,7 @@ from app_helpers import SIZE, app, gui_drag, site_xy  # noqa: F401 (app: fixture
 from animik.app import actions
 from animik.app import keys as K
 from animik.app.state import PINNED, TARGET
-from animik.io.scene import load_scene
+from animik.scene import load_scene
 
 pytestmark = pytest.mark.gl
 

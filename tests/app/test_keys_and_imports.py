@@ -37,8 +37,8 @@ def test_key_constants_equal_pyglets():
 def test_app_state_modules_load_no_gl():
     """The app's state, actions, picking and controller are GL-free (testable anywhere)."""
     code = (
-        "import sys, animik, animik.app, animik.app.state, animik.app.actions,\\\n"
-        "    animik.app.controller, animik.app.picking, animik.app.geometry, animik.io.scene\n"
+        "import sys, animik, animik.app, animik.app.state, animik.app.actions, animik.app.modes,\\\n"
+        "    animik.app.controller, animik.app.picking, animik.app.geometry, animik.scene\n"
         "print(','.join(m for m in ('pyglet', 'moderngl', 'imgui_bundle') if m in sys.modules))\n"
     )
     assert _run(code) == ""
@@ -46,7 +46,7 @@ def test_app_state_modules_load_no_gl():
 
 def test_import_animik_loads_no_gl_with_the_bench_module():
     code = (
-        "import sys, animik, animik.bench.app, animik.io.scene\n"
+        "import sys, animik, animik.bench.app, animik.scene\n"
         "print(','.join(m for m in ('pyglet', 'moderngl', 'imgui_bundle') if m in sys.modules))\n"
     )
     assert _run(code) == ""

@@ -12,7 +12,7 @@ from retarget_helpers import write_unmappable_bvh, write_walker_bvh
 
 from animik.app import actions
 from animik.app import keys as K
-from animik.app import retarget_mode as rm
+from animik.app.modes import retarget as rm
 from animik.app.state import FREE, PINNED, TARGET
 from animik.kinematics import forward_kinematics
 from animik.retarget import RetargetEdits, Retargeter
@@ -44,7 +44,7 @@ def enter(app, target="body95", play=False, frames=2):
     assert rm.enter(st, None, target, play=play), [m.text for m in st.messages]
     for _ in range(frames):
         app.frame(DT)
-    return st.doc.retarget.session
+    return rm.current(st).session
 
 
 def sites_at(skel, q, names):
@@ -186,7 +186,7 @@ def test_drag_a_hand_while_playing_layers_an_offset(app, walk_bvh):
     # release: the edit is kept as an offset on the motion (one undo step)
     app.gui.on_mouse_release(x, y, K.LEFT, 0)
     app.frame(DT)
-    link = st.doc.retarget
+    link = rm.current(st)
     assert np.allclose(link.offsets["l_hand"], offset)
     assert st.history.entries[st.history.index][0] == "drag l_hand"
     for _ in range(10):
@@ -197,12 +197,12 @@ def test_drag_a_hand_while_playing_layers_an_offset(app, walk_bvh):
     # undo removes the edit; with "keep" off a released drag is cleared
     app.gui.on_key_press(K.Z, K.MOD_CTRL)
     app.frame(DT)
-    assert "l_hand" not in st.doc.retarget.offsets and st.doc.effector("l_hand").mode == FREE
+    assert "l_hand" not in rm.current(st).offsets and st.doc.effector("l_hand").mode == FREE
     rm.ui_of(st).keep_edits = False
     x, y = gui_press_drag(app, "r_hand", (-20, 40))
     app.gui.on_mouse_release(x, y, K.LEFT, 0)
     app.frame(DT)
-    assert st.doc.effector("r_hand").mode == FREE and not st.doc.retarget.offsets
+    assert st.doc.effector("r_hand").mode == FREE and not rm.current(st).offsets
 
 
 def test_pin_a_foot_and_bake(app, walk_bvh):
@@ -215,7 +215,7 @@ def test_pin_a_foot_and_bake(app, walk_bvh):
     x, y = gui_press_drag(app, "l_hand", (0, 40))
     app.gui.on_mouse_release(x, y, K.LEFT, 0)
     app.frame(DT)
-    offset = np.array(st.doc.retarget.offsets["l_hand"])
+    offset = np.array(rm.current(st).offsets["l_hand"])
     assert offset[2] > 0.08
     rm.seek(st, 40)  # the right foot in the air, swinging forward
     app.gui.on_key_press(K.ESCAPE, 0)  # clear the selection (the hand): P pins the hovered foot
@@ -227,7 +227,7 @@ def test_pin_a_foot_and_bake(app, walk_bvh):
     app.frame(DT)
     pin = st.doc.effector("r_foot")
     assert pin.mode == PINNED
-    assert st.doc.retarget.range_of("r_foot") == (40, sess.n_frames - 1)  # from this frame on
+    assert rm.current(st).range_of("r_foot") == (40, sess.n_frames - 1)  # from this frame on
     rm.set_playing(st, True)
     foot = []
     for _ in range(12):  # pins hold while the clip plays
@@ -245,7 +245,7 @@ def test_pin_a_foot_and_bake(app, walk_bvh):
     app.frame(DT)
     assert baked is not None and baked.n_frames == sess.n_frames and baked.skeleton is skel
     assert st.history.entries[st.history.index][0] == "bake retarget"
-    assert st.doc.retarget.baked is baked
+    assert rm.current(st).baked is baked
     assert np.all(skel.within_limits(baked.q))
     ref = Retargeter(animik.read_bvh(walk_bvh), "body95")
     q_ref = ref.run().motion.q
@@ -260,7 +260,7 @@ def test_pin_a_foot_and_bake(app, walk_bvh):
     feet_ref = sites_at(skel, q_ref, ["r_foot"])[:, 0]
     assert np.linalg.norm(feet[40:53] - pin.position, axis=1).max() < 3e-3
     assert np.linalg.norm(feet[:25] - feet_ref[:25], axis=1).max() < 0.01
-    report = st.doc.retarget.report
+    report = rm.current(st).report
     assert report.limit_violations == 0 and report.frames == sess.n_frames
     if hasattr(st.doc, "clips"):
         assert len(st.doc.clips) == n_clips + 1
@@ -273,7 +273,7 @@ def test_pin_a_foot_and_bake(app, walk_bvh):
     # undo the bake
     actions.undo(st)
     app.frame(DT)
-    assert st.doc.retarget.baked is None
+    assert rm.current(st).baked is None
     assert len(getattr(st.doc, "clips", ())) == n_clips
 
 
@@ -312,7 +312,7 @@ def test_enter_leave_and_undo(app):
     app.gui.on_key_press(K.Y, K.MOD_CTRL)
     for _ in range(2):
         app.frame(DT)
-    assert rm.active(st) and st.doc.retarget.session is sess
+    assert rm.active(st) and rm.current(st).session is sess
     rm.seek(st, 30)
     app.frame(DT)
     q30 = st.doc.q.copy()
@@ -326,7 +326,7 @@ def test_enter_leave_and_undo(app):
     # retarget the same source onto another rig from retarget mode
     assert rm.enter(st, None, "fig2", play=False)
     app.frame(DT)
-    assert st.skeleton.name == "fig2" and st.doc.retarget.session.motion is sess.motion
+    assert st.skeleton.name == "fig2" and rm.current(st).session.motion is sess.motion
 
 
 def test_unmappable_or_bad_input_shows_an_error_and_the_app_goes_on(app, tmp_path):
@@ -399,7 +399,7 @@ def test_shared_bvh_files_retarget_live(app, path):
     app.frame(DT)
     for target in ("body95", "fig2"):
         assert rm.enter(st, None, target, play=True), st.messages[-1].text
-        sess = st.doc.retarget.session
+        sess = rm.current(st).session
         rm.seek(st, sess.n_frames // 3)
         for _ in range(12):
             app.frame(DT)
@@ -427,7 +427,7 @@ def test_edits_match_retargeter_with_the_same_edits(app, walk_bvh):
     _, s0 = ref.step(0)
     import dataclasses
 
-    from animik.retarget.contacts import FootState
+    from animik.semantics.contacts import FootState
 
     warm = dataclasses.replace(s0, frame=-1, feet=tuple(FootState() for _ in s0.feet), crouch=0.0)
     q, _ = ref.step(0, state=warm, edits=RetargetEdits(targets={"r_foot": p}))
@@ -445,9 +445,9 @@ def test_edit_ranges_blend_in_and_out(app):
     x, y = gui_press_drag(app, "l_hand", (0, 30))
     app.gui.on_mouse_release(x, y, K.LEFT, 0)
     app.frame(DT)
-    offset = np.array(st.doc.retarget.offsets["l_hand"])
+    offset = np.array(rm.current(st).offsets["l_hand"])
     rm.set_range(st, "l_hand", 30, 50)
-    assert st.doc.retarget.range_of("l_hand") == (30, 50)
+    assert rm.current(st).range_of("l_hand") == (30, 50)
     assert st.history.entries[st.history.index][0] == "range l_hand"
     rm.open_panel(st)
     app.frame(DT)  # the panel draws the range widget
@@ -464,7 +464,7 @@ def test_edit_ranges_blend_in_and_out(app):
     assert ramp[0] < 0.5 * np.linalg.norm(offset) < ramp[-1]
     # undo the range: the offset spans the clip again
     actions.undo(st)
-    assert st.doc.retarget.range_of("l_hand") == (0, sess.n_frames - 1)
+    assert rm.current(st).range_of("l_hand") == (0, sess.n_frames - 1)
     # a pin on frames 40..52 blends in from the plain retarget and out back to it
     rm.clear_edits(st)
     rm.seek(st, 40)
@@ -500,14 +500,14 @@ def test_tools_menu_panel_buttons_through_the_gui(app):
     """Tools › Retarget…, then the panel's Retarget, Play and Bake buttons, clicked."""
     st = app.state
     ui = rm.ui_of(st)
-    gui_click(app, ui.rects["tools"])
+    gui_click(app, st.ui_rects["tools"])
     assert "menu_retarget" in ui.rects
     gui_click(app, ui.rects["menu_retarget"])
     assert ui.show and ui.source_path.endswith("walk.bvh") and ui.target == "body95"
     app.frame(DT)
     gui_click(app, ui.rects["retarget"])
     assert rm.active(st) and st.skeleton.name == "body95"
-    sess = st.doc.retarget.session
+    sess = rm.current(st).session
     assert sess.playing  # starts playing
     for _ in range(3):
         app.frame(DT)
@@ -518,7 +518,7 @@ def test_tools_menu_panel_buttons_through_the_gui(app):
         app.frame(DT)
     assert sess.frame == f
     gui_click(app, ui.rects["bake"])
-    assert st.doc.retarget.baked is not None
+    assert rm.current(st).baked is not None
     assert st.history.entries[st.history.index][0] == "bake retarget"
 
 
@@ -526,7 +526,7 @@ def test_retarget_mode_loads_no_gl():
     import subprocess
     import sys
 
-    code = ("import sys, animik.app.retarget_mode; "
+    code = ("import sys, animik.app.modes, animik.app.modes.retarget; "
             "bad = [m for m in ('pyglet', 'moderngl', 'imgui_bundle') if m in sys.modules]; "
             "print(bad); sys.exit(1 if bad else 0)")
     r = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)

@@ -19,8 +19,8 @@ from animik.app.state import PINNED, TARGET
 from animik.app.ui.files import open_browser
 from animik.app.ui.timeline_panel import RULER_H
 from animik.io.gltf import read_glb
-from animik.io.scene import load_scene
 from animik.kinematics import forward_kinematics
+from animik.scene import load_scene
 
 pytestmark = pytest.mark.gl
 

@@ -11,7 +11,7 @@ import pytest
 from conftest import random_skeleton
 
 import animik
-from animik.errors import ShapeError, UnknownNameError
+from animik.errors import ShapeError, UnknownNameError, ValueRangeError
 from animik.ik import SOLVERS, build_problem, get_solver, solve_ik, solve_problem
 from animik.ik import speculative as spec_mod
 from animik.ik.approx_inverse import approx_inverse_step, knee_like_dofs
@@ -385,7 +385,7 @@ def test_bad_q0_is_a_shape_error():
         solve_ik(skel, np.zeros(3), {"r_hand": [0.0, -0.5, 1.4]}, solver="dls")
     q = np.array(skel.rest_q)
     q[0] = np.nan
-    with pytest.raises(ShapeError, match="NaN"):
+    with pytest.raises(ValueRangeError, match="NaN"):  # the shape is right, a value is not
         solve_ik(skel, q, {"r_hand": [0.0, -0.5, 1.4]}, solver="pinv")
 
 

@@ -54,8 +54,8 @@ def test_fixed_sample_form_converges(rig):
 
 
 def test_fixed_form_registered_as_solver():
-    if "fik_fixed" not in SOLVERS:
-        pytest.skip("solver 'fik_fixed' not registered yet (needs a module animik.ik.fik_fixed)")
+    # a regression (the registry entry or its module lost) must fail, not skip
+    assert "fik_fixed" in SOLVERS, "solver 'fik_fixed' is not registered"
     skel = animik.load_rig("fig2")
     targets, q_start, _ = random_reachable(skel, np.random.default_rng(1))
     r = solve_ik(skel, q_start, targets, solver="fik_fixed")
@@ -307,31 +307,37 @@ def test_small_rotation_error_jacobian_close_to_finite_differences(rng):
         assert np.allclose(jac[:, k], col, atol=5e-3)
 
 
-@pytest.mark.parametrize("rows", [3, 6])
-def test_solver_internal_jacobian_matches_problem_workspace(rows, rng):
-    """The kernel's own transposed Jacobian (tree-ordered rows) equals ProblemWorkspace's."""
+@pytest.mark.parametrize("rows,com", [(3, None), (6, None), (3, "xy"), (6, "xyz")])
+def test_solver_internal_jacobian_matches_problem_workspace(rows, com, rng):
+    """The kernel's own transposed Jacobian (tree-ordered rows) equals ProblemWorkspace's
+    (whose site rows come from the kinematics kernels and whose centre-of-mass rows come from
+    the task module, both checked against finite differences in tests/ik/test_tasks.py)."""
     for _ in range(5):
         skel = random_skeleton(rng, n_joints=10, n_sites=4)
         q = random_q(skel, rng)
         pos, rot = site_poses(skel, q)
         targets = {n: (pos[i] + 0.1, rot[i]) if (rows == 6 and i % 2 == 0) else pos[i] - 0.1
-                   for i, n in enumerate(skel.site_names)}
-        prob = build_problem(skel, q, targets, weights={skel.site_names[-1]: 3.0},
-                             pinned=[])
+                   for i, n in enumerate(skel.site_names[:3])}
+        extra = {} if com is None else {"com": rng.normal(0, 0.3, len(com))}
+        weights = {skel.site_names[2]: 3.0, **({"com": 2.0} if com else {})}
+        prob = build_problem(skel, q, targets, weights=weights,
+                             pinned=skel.site_names[3:], **extra)
         ws = prob.workspace().evaluate(q)
         lay = fik._problem_arrays(prob)
         a = _model_args(skel)
         model = (*a[:9], lay.sites, a[9])
         pm = lay.perm
-        task = (prob.positions[pm], prob.rotations[pm], lay.rows, prob.weights[pm], lay.rstart)
+        task = fik._task_arrays(prob, lay)
         nj, n, k, m = skel.n_joints, skel.n_dof, prob.k, prob.m
+        ke = k + len(prob.tasks)
         work = (np.empty((nj, 3, 3)), np.empty((nj, 3)), np.empty((n, 3)), np.empty((n, 3)),
                 np.empty((k, 3, 3)), np.empty((k, 3)))
-        e, jt, se = np.empty(m), np.zeros((n, m)), np.empty((k, 2))
+        e, jt, se = np.empty(m), np.zeros((n, m)), np.empty((ke, 2))
         K.evaluate(q, model, task, lay.struct, work, e, jt, se)
         assert np.allclose(e, ws.e[lay.row_perm])
         assert np.allclose(jt.T, ws.jac[lay.row_perm])
-        assert np.allclose(se, ws.site_error[pm])
+        assert np.allclose(se[:k], ws.site_error[pm])
+        assert np.allclose(se[k:], ws.site_error[k:])
         G = np.empty((m, m))
         v = rng.uniform(0.5, 2.0, n)
         K.gram(jt, v, lay.struct[0], lay.struct[1], G)

@@ -56,6 +56,14 @@ def _jac(rig="fig2", seed=0):
     return stacked_jacobian(skel, q, rows="position")
 
 
+def _rel_residual(M, Q, CtC, X):
+    """Eq 13's residual over its largest term (independent of tuning.riccati_residual)."""
+    a, b, c = M.T @ X, X @ M, X @ Q @ X
+    res = a + b - c + CtC
+    return np.abs(res).max() / max(np.abs(a).max(), np.abs(b).max(), np.abs(c).max(),
+                                   np.abs(CtC).max())
+
+
 def test_hinf_bisection_returns_positive_definite_solution():
     J = _jac()
     m_i, w = 5.0, 4.0
@@ -71,6 +79,9 @@ def test_hinf_bisection_returns_positive_definite_solution():
     M = -m_i * np.eye(m)
     res = M.T @ Pa + Pa @ M - Pa @ Q @ Pa + w * w * np.eye(m)
     assert np.abs(res).max() < 1e-6 * max(1.0, np.abs(Pa).max() ** 2)
+    assert _rel_residual(M, Q, w * w * np.eye(m), Pa) < 1e-8
+    assert tuning.riccati_residual(M, Q, w * w * np.eye(m), Pa) == pytest.approx(
+        _rel_residual(M, Q, w * w * np.eye(m), Pa), rel=1e-6, abs=1e-15)
     assert np.linalg.eigvals(M - Q @ Pa).real.max() < 0
     # no solution below the infimum
     assert tuning.hinf_riccati(M, -J, np.eye(J.shape[1]), w * w * np.eye(m), 0.95 * s_star) is None
@@ -85,8 +96,11 @@ def test_hinf_general_solver_matches_closed_form_and_hamiltonian():
     P, s_used, v1 = tuning.hinf_gain(J, np.ones(n), m_i, w, s, 1.0)
     assert s_used == s and v1 == 1.0
     assert np.allclose(X, P, atol=1e-8 * np.abs(P).max())
-    Xh = tuning._riccati_hamiltonian(M, J @ J.T - np.eye(m) / s**2, w * w * np.eye(m))
+    Q = J @ J.T - np.eye(m) / s**2
+    Xh = tuning._riccati_hamiltonian(M, Q, w * w * np.eye(m))
     assert Xh is not None and np.allclose(Xh, P, atol=1e-6 * np.abs(P).max())
+    for sol in (X, P, Xh):  # every route really solves eq 13 (the terms cancel)
+        assert _rel_residual(M, Q, w * w * np.eye(m), sol) < 1e-8
 
 
 def test_hinf_with_per_dof_gains_uses_b2_v_b2t():
@@ -97,6 +111,11 @@ def test_hinf_with_per_dof_gains_uses_b2_v_b2t():
     X = tuning.hinf_riccati(-m_i * np.eye(m), -J, np.diag(v), w * w * np.eye(m), s)
     P, _, _ = tuning.hinf_gain(J, v, m_i, w, s, 1.0)
     assert np.allclose(X, P, atol=1e-8 * np.abs(P).max())
+    # the quadratic term is B2 V B2ᵀ − s⁻² I (not V⁻¹): the residual vanishes with it
+    Q = J @ np.diag(v) @ J.T - np.eye(m) / s**2
+    assert _rel_residual(-m_i * np.eye(m), Q, w * w * np.eye(m), P) < 1e-8
+    Q_inv = J @ np.diag(1 / v) @ J.T - np.eye(m) / s**2
+    assert _rel_residual(-m_i * np.eye(m), Q_inv, w * w * np.eye(m), P) > 1e-3
 
 
 def test_hinf_gain_solves_with_fik():
@@ -109,6 +128,23 @@ def test_hinf_gain_solves_with_fik():
 def test_hinf_design_for_a_rig():
     d = tuning.hinf_design(animik.load_rig("biped12"))
     assert d["s"] > d["s_min"] > 0 and d["pa_min_eig"] > 0 and d["sigma_min"] > 0
+    # the design's Pa solves eq 13: residual small relative to its terms
+    assert 0 <= d["riccati_residual"] < 1e-8
+
+
+def test_tuning_with_hinf_stores_a_riccati_solution():
+    skel = animik.load_rig("fig2")
+    t = tuning.tune(skel, n_problems=4, tracking_frames=0, seed=3, hinf=True)
+    assert t.hinf["s"] > t.hinf["s_min"] > 0
+    assert 0 <= t.hinf["riccati_residual"] < 1e-8
+    # and the stored design is feasible at the rest pose's neighbourhood used by the solver:
+    # the closed-form gain at the stored s solves eq 13 there too
+    J = _jac("fig2", 0)
+    m = J.shape[0]
+    s = max(t.hinf["s"], 1.05 * tuning.hinf_s_min(J, t.hinf["m"], t.hinf["w"]))
+    P, s_used, _ = tuning.hinf_gain(J, np.ones(J.shape[1]), t.hinf["m"], t.hinf["w"], s, 1.0)
+    Q = J @ J.T - np.eye(m) / s_used**2
+    assert _rel_residual(-t.hinf["m"] * np.eye(m), Q, t.hinf["w"] ** 2 * np.eye(m), P) < 1e-8
 
 
 # ------------------------------------------------------------------ storage

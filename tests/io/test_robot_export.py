@@ -17,7 +17,7 @@ import pytest
 from conftest import random_q, random_skeleton, shared_bvh_files
 
 import animik
-from animik.errors import FileFormatError, RigNotFoundError
+from animik.errors import FileFormatError
 from animik.io._robot import matrix_to_rpy
 from animik.io.mjcf import mjcf_mass_properties, mjcf_string, write_mjcf
 from animik.io.urdf import UNLIMITED, urdf_string, write_urdf
@@ -34,7 +34,7 @@ mujoco = pytest.importorskip("mujoco")
 pin = pytest.importorskip("pinocchio")
 
 TOL = 1e-9
-RIGS = ["fig2", "body95", "wheeled20", "biped12"]
+RIGS = list(animik.rigs.BUILTIN_RIGS)  # every built-in rig, including ones added later
 SEEDS = [0, 1, 2, 3, 4, 5]
 
 
@@ -152,15 +152,9 @@ def get_skeleton(case) -> Skeleton:
     if kind == "rigid":
         return rigid_skeleton()
     if kind == "rig":
-        try:
-            return animik.load_rig(arg)
-        except (NotImplementedError, RigNotFoundError) as e:
-            pytest.skip(f"built-in rig {arg!r} not available yet: {type(e).__name__}")
+        return animik.load_rig(arg)  # every built-in rig must load: a failure is a failure
     if kind == "bvh":
-        try:
-            return animik.read_bvh(arg).skeleton
-        except NotImplementedError:
-            pytest.skip("read_bvh is not implemented yet")
+        return animik.read_bvh(arg).skeleton
     raise AssertionError(case)
 
 

@@ -176,11 +176,11 @@ def smooth_motion(skel: Skeleton, frames: int = 40, fps: float = 30.0, seed: int
 
 
 def write_test_clip(path: Path, frames: int = 30, seed: int = 0) -> Path:
-    """A short BVH clip (body95 joint names, baked Euler channels) for CLI / batch tests."""
+    """A short BVH clip (body95 joints; thumbs as Z X Y channels) for CLI / batch tests."""
     import animik
-    from animik.retarget.bvhout import write_motion_bvh
+    from animik.io.bvh_compat import write_bvh_compatible
 
     body = animik.load_rig("body95")
     m = smooth_motion(body, frames=frames, seed=seed, amplitude=0.25)
-    write_motion_bvh(m, path, unit_scale="cm")
+    write_bvh_compatible(m, path, unit_scale="cm")
     return path

@@ -9,11 +9,11 @@ import pytest
 from rt_helpers import CONVENTIONS, arm_rotation, humanoid, smooth_motion
 
 import animik
-from animik.errors import ShapeError, UnknownNameError
+from animik.errors import OptionError, UnknownNameError
+from animik.io.bvh_compat import bvh_compatible, write_bvh_compatible
 from animik.kinematics import forward_kinematics
 from animik.motion import Motion
 from animik.retarget import RetargetEdits, Retargeter, retarget
-from animik.retarget.bvhout import bake_euler, write_motion_bvh
 from animik.rotations import matrix_to_euler
 
 
@@ -111,9 +111,9 @@ def test_step_api_frame_and_pose():
     assert hand[0, 2] - hand[1, 2] > 0.02  # the edit moved the hand up
     with pytest.raises(UnknownNameError, match="not an effector"):
         rt.step(1, state=st, edits=RetargetEdits(offsets={"nope": (0, 0, 0)}))
-    with pytest.raises(ShapeError, match="out of range"):
+    with pytest.raises(OptionError, match="out of range"):
         rt.step(99)
-    with pytest.raises(ShapeError, match="needs a Retargeter built from a Motion"):
+    with pytest.raises(OptionError, match="needs a Retargeter built from a Motion"):
         rt_pose.step(0)
 
 
@@ -121,11 +121,11 @@ def test_options_are_validated():
     src = smooth_motion(humanoid(CONVENTIONS["cmu"], "cmu"), frames=5)
     with pytest.raises(UnknownNameError, match="unknown retarget option"):
         Retargeter(src, "fig2", iterationz=3)
-    with pytest.raises(ShapeError, match="iterations"):
+    with pytest.raises(OptionError, match="iterations"):
         Retargeter(src, "fig2", iterations=0)
     with pytest.raises(UnknownNameError, match="weight role"):
         Retargeter(src, "fig2", weights={"tail": 1.0})
-    with pytest.raises(ShapeError, match="Motion"):
+    with pytest.raises(OptionError, match="Motion"):
         retarget(src.skeleton, "fig2")
     with pytest.raises(UnknownNameError, match="contact option"):
         Retargeter(src, "fig2", contact={"hight": 0.1})
@@ -148,7 +148,7 @@ def test_bvh_target_gets_effector_sites(tmp_path):
 
     tgt_motion = smooth_motion(humanoid(CONVENTIONS["cmu"], "cmu"), frames=3)
     path = tmp_path / "target.bvh"
-    write_motion_bvh(tgt_motion, path, unit_scale="cm")
+    write_bvh_compatible(tgt_motion, path, unit_scale="cm")
     target = read_bvh(path).skeleton
     src = smooth_motion(humanoid(CONVENTIONS["mixamo"], "mixamo"), frames=20, seed=6)
     res = Retargeter(src, target).run()
@@ -165,8 +165,9 @@ def test_bvh_output_round_trip(tmp_path, rig):
 
     src = smooth_motion(humanoid(CONVENTIONS["mixamo"], "mixamo"), frames=10, seed=7)
     out = retarget(src, rig)
-    layout = write_motion_bvh(out, tmp_path / "o.bvh", unit_scale="cm")
-    assert layout == ("baked" if rig == "body95" else "dofs")
+    _, layout = write_bvh_compatible(out, tmp_path / "o.bvh", unit_scale="cm")
+    # body95's thumbs (rest rotation below the root) become Z X Y channels; the rest is as is
+    assert layout == ("rewritten" if rig == "body95" else "dofs")
     back = read_bvh(tmp_path / "o.bvh", unit="cm")
     idx = [back.skeleton.joint_index(n) for n in out.skeleton.joint_names]
     a = forward_kinematics(out.skeleton, out.q).joint_positions
@@ -174,12 +175,34 @@ def test_bvh_output_round_trip(tmp_path, rig):
     assert np.abs(a - b).max() < 1e-6
 
 
-def test_bake_euler_keeps_world_poses():
-    body = animik.load_rig("body95")
-    m = smooth_motion(body, frames=6, seed=8)
-    baked = bake_euler(m)
-    a = forward_kinematics(body, m.q)
+def test_bvh_compatible_bakes_when_rewriting_joints_is_not_enough(tmp_path):
+    """A translation after a rotation in one joint: no per-joint rewrite helps, so every joint
+    is baked into world-parallel Z X Y channels, with the same world poses."""
+    from animik.io.bvh import read_bvh
+    from animik.motion import Motion
+    from animik.skeleton import Dof, Joint, Site, Skeleton
+
+    joints = [Joint("root", None, (0.0, 0.0, 1.0), [Dof("root_tx", "tx"), Dof("root_ty", "ty"),
+                                                    Dof("root_rz", "rz")]),
+              Joint("arm", "root", (0.3, 0.0, 0.0), [Dof("arm_rx", "rx"), Dof("arm_tx", "tx")]),
+              Joint("hand", "arm", (0.2, 0.0, 0.0), [Dof("hand_ry", "ry")])]
+    skel = Skeleton.from_joints("slider", joints, [Site("tip", "hand", (0.1, 0.0, 0.0))])
+    rng = np.random.default_rng(3)
+    m = Motion(skel, rng.uniform(-0.5, 0.5, size=(6, skel.n_dof)), 30.0)
+    baked, layout = bvh_compatible(m)
+    assert layout == "baked" and baked.skeleton.joint_names == skel.joint_names
+    a = forward_kinematics(skel, m.q)
     b = forward_kinematics(baked.skeleton, baked.q)
     assert np.allclose(a.joint_positions, b.joint_positions, atol=1e-12)
     assert np.allclose(a.site_positions, b.site_positions, atol=1e-12)
-    assert baked.skeleton.joint_names == body.joint_names
+    path, layout = write_bvh_compatible(m, tmp_path / "s.bvh", unit_scale="cm")
+    back = read_bvh(path, unit="cm")
+    c = forward_kinematics(back.skeleton, back.q)
+    idx = [back.skeleton.joint_index(n) for n in skel.joint_names]
+    assert layout == "baked" and np.abs(c.joint_positions[:, idx] - a.joint_positions).max() < 1e-6
+
+
+def test_bvh_compatible_leaves_writable_motions_alone():
+    body = animik.load_rig("fig2")
+    m = smooth_motion(body, frames=4, seed=8)
+    assert bvh_compatible(m) == (m, "dofs")

@@ -7,7 +7,8 @@ import pytest
 
 import animik
 from animik.kinematics import forward_kinematics
-from animik.retarget.contacts import (
+from animik.retarget.fit import JointFit, PoseFitter
+from animik.semantics.contacts import (
     ContactParams,
     FootState,
     detect_contacts,
@@ -15,7 +16,6 @@ from animik.retarget.contacts import (
     hold_foot,
     horizontal_speed,
 )
-from animik.retarget.fit import JointFit, PoseFitter
 
 
 def _random_q(skel, rng, n, shrink=0.9):
@@ -106,7 +106,7 @@ def test_detect_contacts_phases_and_hysteresis():
     fps = 60.0
     p = _steps(fps)
     flags = detect_contacts(p[..., 2], horizontal_speed(p, fps), fps)
-    from animik.retarget.contacts import contact_phases
+    from animik.semantics.contacts import contact_phases
 
     ph = contact_phases(flags)[0]
     assert len(ph) == 4

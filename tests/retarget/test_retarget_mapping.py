@@ -11,7 +11,7 @@ from rt_helpers import CONVENTIONS, humanoid
 import animik
 from animik.errors import FileFormatError, UnknownNameError
 from animik.retarget import build_mapping, classify_joints, parse_name, read_mapping_file, unmapped_joints
-from animik.retarget.mapping import topology_roles
+from animik.semantics.roles import topology_roles
 
 
 @pytest.mark.parametrize("name, side, base", [

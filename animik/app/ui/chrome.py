@@ -8,9 +8,8 @@ from imgui_bundle import imgui
 
 from .. import actions, timeline
 from ..state import AppState
-from .drive_panel import draw_drive_menu
 from .files import open_browser
-from .retarget_panel import draw_retarget_menu
+from .mode_panels import TOOLS_MENU
 
 DIM = (0.65, 0.67, 0.70, 1.0)
 STATUS_HEIGHT = 26.0
@@ -144,8 +143,13 @@ def draw_menu_bar(state: AppState) -> None:
         if imgui.menu_item_simple("Export clip...", "", False, state.doc.current_clip is not None):
             open_browser(state, "export")
         imgui.end_menu()
-    draw_retarget_menu(state)  # Tools › Retarget... (ui/retarget_panel.py)
-    draw_drive_menu(state)  # Tools › Drive (balance MPC) (ui/drive_panel.py)
+    opened = imgui.begin_menu("Tools")  # the modes' entries (ui/mode_panels.py)
+    a, b = imgui.get_item_rect_min(), imgui.get_item_rect_max()
+    state.ui_rects["tools"] = (a.x, a.y, b.x, b.y)
+    if opened:
+        for draw_entries in TOOLS_MENU:
+            draw_entries(state)
+        imgui.end_menu()
     if imgui.begin_menu("View"):
         if imgui.menu_item_simple("Frame selection", "F"):
             actions.frame_selected(state)
@@ -279,4 +283,5 @@ def setup_layout(dockspace_id: int, size) -> None:
     internal.dock_builder_dock_window("Effectors", right_top)
     internal.dock_builder_dock_window("Retarget", right_top)
     internal.dock_builder_dock_window("Plot", right_bottom)
+    internal.dock_builder_dock_window("Physics", right_bottom)
     internal.dock_builder_finish(dockspace_id)

@@ -1,29 +1,28 @@
-"""The Drive panel (drive mode, :mod:`animik.app.drive_mode`): controls, figures, live plot of
-ζ and the CoP margin; and Tools › Drive."""
+"""The Drive panel (drive mode, :mod:`animik.app.modes.drive`): controls, figures, live plot of
+ζ and the CoP margin; and its Tools menu entry (listed in :mod:`animik.app.ui.mode_panels`)."""
 
 from __future__ import annotations
 
 import numpy as np
 from imgui_bundle import imgui, implot
 
-from .. import drive_mode
+from ..modes import drive as drive_mode
 from ..state import AppState
 
 
-def draw_drive_menu(state: AppState) -> None:
+def draw_drive_tools(state: AppState) -> None:
     """Tools › Drive (balance MPC): on / off (rigs with balance data only)."""
-    if imgui.begin_menu("Tools"):
-        on = state.drive is not None
-        if imgui.menu_item_simple("Drive (balance MPC)", "", on, drive_mode.can_drive(state)):
-            if on:
-                drive_mode.leave(state)
-            else:
-                drive_mode.enter(state)
-        imgui.end_menu()
+    on = drive_mode.current(state) is not None
+    if imgui.menu_item_simple("Drive (balance MPC)", "", on, drive_mode.can_drive(state)):
+        if on:
+            drive_mode.leave(state)
+        else:
+            drive_mode.enter(state)
 
 
 def draw_drive_panel(state: AppState) -> None:
-    sess = state.drive
+    """The Drive panel, drawn while the document is in drive mode."""
+    sess = drive_mode.current(state)
     if sess is None:
         return
     x, y, w, h = state.view_rect

@@ -1,14 +1,17 @@
 """The Retarget panel (Tools › Retarget…): source and target, transport, edits, bake / export,
 live quality numbers and the joint mapping. State changes go through
-:mod:`animik.app.retarget_mode`."""
+:mod:`animik.app.modes.retarget`. Listed in :mod:`animik.app.ui.mode_panels`."""
 
 from __future__ import annotations
 
 import numpy as np
 from imgui_bundle import imgui
 
-from .. import retarget_mode as rm
+from ...rigs import list_rigs
+from ..edits import commit
+from ..modes import retarget as rm
 from ..state import AppState
+from .files import open_browser
 
 DIM = (0.65, 0.67, 0.70, 1.0)
 GOOD = (0.45, 0.85, 0.50, 1.0)
@@ -23,23 +26,19 @@ def _rect(ui: rm.RetargetUI, name: str) -> None:
     ui.rects[name] = (a.x, a.y, b.x, b.y)
 
 
-def draw_retarget_menu(state: AppState) -> None:
-    """The Tools menu (between Animation and View)."""
+def draw_retarget_tools(state: AppState) -> None:
+    """Retarget's entries of the Tools menu (drawn inside the open menu)."""
     ui = rm.ui_of(state)
-    opened = imgui.begin_menu("Tools")
-    _rect(ui, "tools")
-    if opened:
-        clicked = imgui.menu_item_simple("Retarget...", "", ui.show)
-        _rect(ui, "menu_retarget")
-        if clicked:
-            if ui.show:
-                ui.show = False
-            else:
-                rm.open_panel(state)
-        link = rm.current(state)
-        if imgui.menu_item_simple("Leave retarget mode", "", False, link is not None):
-            rm.leave(state)
-        imgui.end_menu()
+    clicked = imgui.menu_item_simple("Retarget...", "", ui.show)
+    _rect(ui, "menu_retarget")
+    if clicked:
+        if ui.show:
+            ui.show = False
+        else:
+            rm.open_panel(state)
+    link = rm.current(state)
+    if imgui.menu_item_simple("Leave retarget mode", "", False, link is not None):
+        rm.leave(state)
 
 
 def draw_retarget_panel(state: AppState) -> None:
@@ -66,8 +65,6 @@ def draw_retarget_panel(state: AppState) -> None:
 
 # ---------------------------------------------------------------------- choosing
 def _setup(state: AppState, ui: rm.RetargetUI, title: str = "Retarget a BVH onto a rig") -> None:
-    from ...rigs import list_rigs
-
     imgui.text_colored(DIM, title)
     doc_bvh = rm.default_source_path(state)
     imgui.text("Source (BVH)")
@@ -75,8 +72,6 @@ def _setup(state: AppState, ui: rm.RetargetUI, title: str = "Retarget a BVH onto
     _, ui.source_path = imgui.input_text("##src", ui.source_path)
     imgui.same_line()
     if imgui.button("Browse"):
-        from .files import open_browser
-
         open_browser(state, "open")  # opens the BVH as the document: it becomes the source
         ui.source_path = ""
     if doc_bvh and ui.source_path != doc_bvh:
@@ -147,9 +142,7 @@ def _session(state: AppState, ui: rm.RetargetUI, link: rm.RetargetLink) -> None:
             if ch:
                 rm.set_range(state, site, a, b, commit=False)
             if imgui.is_item_deactivated_after_edit():
-                from .. import actions
-
-                actions.commit(state, f"range {site}")
+                commit(state, f"range {site}")
             if imgui.is_item_hovered():
                 imgui.set_tooltip("frames where the edit holds; it blends in before and out "
                                   f"after over {rm.BLEND_S:g} s")

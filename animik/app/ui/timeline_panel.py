@@ -21,14 +21,13 @@ frames and marks.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
-
 import numpy as np
 from imgui_bundle import imgui
 
 from ...anim import MODES, TIME_EPS
 from .. import timeline as tl
 from ..state import AppState
+from ..ui_state import TimelineDrag, TimelineView
 
 RULER_H = 20.0
 ROW_H = 20.0
@@ -56,43 +55,6 @@ JOINT = _u32(0.30, 0.82, 0.95)
 TARGET = _u32(0.45, 0.92, 0.55)
 SELECTED = _u32(1.0, 1.0, 1.0)
 GHOST = _u32(1.0, 1.0, 1.0, 0.55)
-
-
-@dataclass
-class TimelineView:
-    """Where the track view was drawn (window pixels, origin top-left).
-
-    Attributes:
-        x0, x1: the time axis: ``t = 0`` at ``x0``, ``t = end`` at ``x1``.
-        top: top of the ruler; rows: ``[(row, y_centre)]``.
-        end: the timeline's end, s; fps: frames per second.
-    """
-
-    x0: float
-    x1: float
-    top: float
-    bottom: float
-    end: float
-    fps: float
-    rows: list[tuple[str, float]] = field(default_factory=list)
-
-    def x_of(self, t: float) -> float:
-        return self.x0 + (self.x1 - self.x0) * float(t) / self.end
-
-    def t_of(self, x: float) -> float:
-        return (float(x) - self.x0) / max(self.x1 - self.x0, 1.0) * self.end
-
-    def row_y(self, row: str) -> float:
-        return next(y for r, y in self.rows if r == row)
-
-
-@dataclass
-class _Drag:
-    kind: str  # "scrub" | "key"
-    t: float = 0.0  # the dragged key's time
-    row: str = tl.ALL
-    to: float = 0.0  # where it would go
-    moved: bool = False
 
 
 def draw_timeline_panel(state: AppState) -> None:
@@ -350,7 +312,7 @@ def _tracks(state: AppState) -> None:
             x, y = view.x_of(sk[0]), view.row_y(sk[1])
             dl.add_quad((x, y - 8), (x + 8, y), (x, y + 8), (x - 8, y), SELECTED, 2.0)
         drag = state.timeline
-        if isinstance(drag, _Drag) and drag.kind == "key" and drag.moved \
+        if isinstance(drag, TimelineDrag) and drag.kind == "key" and drag.moved \
                 and any(r == drag.row for r, _ in view.rows):
             x, y = view.x_of(drag.to), view.row_y(drag.row)
             _diamond(dl, x, y, 6.0, GHOST)
@@ -379,7 +341,7 @@ def _hit(clip, view: TimelineView, mx: float, my: float) -> tuple[float, str] | 
 
 def _interact(state: AppState, clip, view: TimelineView) -> None:
     mx, my = imgui.get_mouse_pos()
-    drag = state.timeline if isinstance(state.timeline, _Drag) else None
+    drag = state.timeline if isinstance(state.timeline, TimelineDrag) else None
     if imgui.is_item_activated():
         hit = _hit(clip, view, mx, my)
         if imgui.is_mouse_clicked(imgui.MouseButton_.right):
@@ -391,9 +353,9 @@ def _interact(state: AppState, clip, view: TimelineView) -> None:
         tl.pause(state)
         if hit is not None:
             state.selected_key = hit
-            state.timeline = _Drag("key", hit[0], hit[1], hit[0])
+            state.timeline = TimelineDrag("key", hit[0], hit[1], hit[0])
         else:
-            state.timeline = _Drag("scrub")
+            state.timeline = TimelineDrag("scrub")
             tl.set_time(state, view.t_of(mx))
         return
     if drag is None:

@@ -10,10 +10,10 @@ import pytest
 
 import animik
 from animik.errors import FileFormatError, RigNotFoundError, UnknownNameError
-from animik.io.scene import Scene, SceneTarget, dumps_scene, load_scene, loads_scene, save_scene
 from animik.kinematics import site_poses
+from animik.scene import Scene, SceneTarget, dumps_scene, load_scene, loads_scene, save_scene
 
-SCENES = Path(__file__).resolve().parents[2] / "scenes"
+SCENES = Path(__file__).resolve().parents[1] / "scenes"
 
 
 def _scene(rng) -> Scene:

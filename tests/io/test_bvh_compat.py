@@ -1,5 +1,5 @@
 """BVH export of skeletons BVH cannot hold as they are (body95's thumbs: rest rotations below the
-root; general DoF axes): :func:`animik.anim.export.bvh_ready` rewrites those joints as Z X Y
+root; general DoF axes): :func:`animik.io.bvh_compat.bvh_compatible` rewrites those joints as Z X Y
 rotation channels with the same world motion."""
 
 from __future__ import annotations
@@ -9,8 +9,8 @@ import pytest
 from conftest import random_q, random_skeleton
 
 from animik import anim
-from animik.anim.export import bvh_ready
 from animik.io.bvh import read_bvh
+from animik.io.bvh_compat import bvh_compatible
 from animik.kinematics import forward_kinematics
 from animik.motion import Motion
 from animik.rigs import load_rig
@@ -43,15 +43,16 @@ def test_body95_exports_to_bvh_with_the_same_world_motion(tmp_path, rng):
     np.testing.assert_allclose(b.site_positions[:, end], a.site_positions[:, tip], atol=1e-9)
 
 
-def test_bvh_ready_keeps_world_frames_and_leaves_bvh_skeletons_alone(rng):
+def test_bvh_compatible_keeps_world_frames_and_leaves_bvh_skeletons_alone(rng):
     skel = load_rig("fig2")
     m = Motion(skel, np.tile(skel.rest_q, (3, 1)), 30.0)
-    assert bvh_ready(m) is m
+    assert bvh_compatible(m)[0] is m
     for seed in range(6):
         r = np.random.default_rng(seed)
         sk = random_skeleton(r, n_joints=10, n_sites=4, translations=False)
         mo = Motion(sk, random_q(sk, r, (5,)), 24.0)
-        out = bvh_ready(mo)
+        out, layout = bvh_compatible(mo)
+        assert layout in ("dofs", "rewritten")  # rotations only: rewriting joints suffices
         a = forward_kinematics(sk, mo.q)
         b = forward_kinematics(out.skeleton, out.q)
         np.testing.assert_allclose(b.joint_positions, a.joint_positions, atol=1e-9)

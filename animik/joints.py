@@ -29,8 +29,9 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ..rotations import axis_angle_to_matrix
-from ..skeleton import ROTATION, TRANSLATION, Skeleton
+from .cache import cached
+from .rotations import axis_angle_to_matrix, matrix_from_axis_chain, matrix_from_fixed_axis
+from .skeleton import ROTATION, TRANSLATION, Skeleton
 
 TWO_PI = 2.0 * np.pi
 _ORTHO_TOL = 1e-9
@@ -80,20 +81,18 @@ class JointLayout:
 
 
 def joint_layouts(skel: Skeleton) -> tuple[JointLayout, ...]:
-    """Layouts of every joint (cached on the skeleton)."""
-    try:
-        return skel.__dict__["_anim_layouts"]
-    except KeyError:
-        pass
+    """Layouts of every joint (cached per skeleton)."""
+    return cached(skel, "joints.layouts", lambda: _build_layouts(skel))
+
+
+def _build_layouts(skel: Skeleton) -> tuple[JointLayout, ...]:
     out = []
     for j in range(skel.n_joints):
         dofs = np.array(list(skel.joint_dofs(j)), dtype=np.int64)
         rot = dofs[skel.dof_type[dofs] == ROTATION]
         trans = dofs[skel.dof_type[dofs] == TRANSLATION]
         out.append(JointLayout(j, dofs, _make_group(skel, j, rot), rot, trans))
-    layouts = tuple(out)
-    skel.__dict__["_anim_layouts"] = layouts  # frozen dataclass: cache like cached_property
-    return layouts
+    return tuple(out)
 
 
 def _make_group(skel: Skeleton, j: int, rot: np.ndarray) -> RotationGroup | None:
@@ -117,35 +116,9 @@ def _make_group(skel: Skeleton, j: int, rot: np.ndarray) -> RotationGroup | None
 
 
 # ---------------------------------------------------------------------------------- transforms
-def _axis_rot(axis: np.ndarray, angle: np.ndarray) -> np.ndarray:
-    """Rotations about one fixed unit axis ``(3,)`` by angles ``(...)``: ``(..., 3, 3)``.
-
-    Rodrigues' formula with the axis-dependent parts precomputed (the hot path of the
-    decompositions; :func:`animik.rotations.axis_angle_to_matrix` broadcasts general axes).
-    """
-    c = np.cos(angle)[..., None, None]
-    s = np.sin(angle)[..., None, None]
-    x, y, z = axis
-    k = np.array([[0.0, -z, y], [z, 0.0, -x], [-y, x, 0.0]])
-    uu = np.outer(axis, axis)
-    return uu + c * (np.eye(3) - uu) + s * k
-
-
-def dof_rotation_product(axes: np.ndarray, angles: np.ndarray) -> np.ndarray:
-    """``rot(axes[0], angles[..., 0]) @ rot(axes[1], angles[..., 1]) @ ...``.
-
-    Args:
-        axes: ``(k, 3)`` unit axes.
-        angles: ``(..., k)`` radians.
-
-    Returns:
-        ``(..., 3, 3)``.
-    """
-    angles = np.asarray(angles, dtype=float)
-    out = np.broadcast_to(np.eye(3), angles.shape[:-1] + (3, 3)).copy()
-    for i in range(axes.shape[0]):
-        out = out @ axis_angle_to_matrix(axes[i], angles[..., i])
-    return out
+#: ``rot(axes[0], angles[..., 0]) @ rot(axes[1], angles[..., 1]) @ ...`` of a joint's rotation
+#: DoFs (:func:`animik.rotations.matrix_from_axis_chain`).
+dof_rotation_product = matrix_from_axis_chain
 
 
 def local_transforms(skel: Skeleton, q: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
@@ -306,7 +279,7 @@ def chain_angles(axes: np.ndarray, rot: np.ndarray, ref: np.ndarray, iterations:
     if k == 0:
         return th
     rt = np.swapaxes(rot, -1, -2)
-    mats = [_axis_rot(axes[i], th[..., i]) for i in range(k)]
+    mats = [matrix_from_fixed_axis(axes[i], th[..., i]) for i in range(k)]
     for _ in range(iterations):
         change = 0.0
         for i in range(k):
@@ -320,7 +293,7 @@ def chain_angles(axes: np.ndarray, rot: np.ndarray, ref: np.ndarray, iterations:
             new = wrap_near(new, th[..., i])
             change = max(change, float(np.max(np.abs(new - th[..., i]), initial=0.0)))
             th[..., i] = new
-            mats[i] = _axis_rot(axes[i], new)
+            mats[i] = matrix_from_fixed_axis(axes[i], new)
         if k == 1 or change < tol:
             return th
         if change < 1e-6:  # in the basin: Gauss-Newton converges quadratically from here
@@ -343,7 +316,7 @@ def chain_angles(axes: np.ndarray, rot: np.ndarray, ref: np.ndarray, iterations:
         jtj = np.einsum("...ai,...aj->...ij", jac, jac) + eye_k
         step = np.linalg.solve(jtj, np.einsum("...ai,...a->...i", jac, r)[..., None])[..., 0]
         th = th + step
-        mats = [_axis_rot(axes[i], th[..., i]) for i in range(k)]
+        mats = [matrix_from_fixed_axis(axes[i], th[..., i]) for i in range(k)]
         if float(np.max(np.abs(step), initial=0.0)) < tol:
             break
     return th

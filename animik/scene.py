@@ -59,16 +59,21 @@ from typing import Any
 
 import numpy as np
 
-from ..errors import AnimikError, FileFormatError
-from ..motion import Motion
-from ..skeleton import Skeleton
-from ..skeleton import freeze as _freeze
-from ._atomic import atomic_write
-from ._toml import inline as _inline
-from ._toml import key as _key
-from ._toml import num as _num
-from ._toml import string as _str
-from ._toml import vec as _vec
+from .anim.serialize import clip_from_dict, clips_to_toml
+from .errors import AnimikError, FileFormatError, names_hint
+from .ik import SOLVERS
+from .io._atomic import atomic_write
+from .io.toml_fields import FieldReader
+from .io.toml_writer import inline as _inline
+from .io.toml_writer import key as _key
+from .io.toml_writer import num as _num
+from .io.toml_writer import string as _str
+from .io.toml_writer import vec as _vec
+from .motion import Motion
+from .rigs import is_builtin, resolve_rig
+from .rotations import quat_to_matrix
+from .skeleton import Skeleton
+from .skeleton import freeze as _freeze
 
 FORMAT = "animik-scene"
 FORMAT_VERSION = 1
@@ -262,27 +267,13 @@ def loads_scene(text: str, base_dir: str | os.PathLike | None = None, source: st
     return _Reader(source, base_dir).scene(doc, path)
 
 
-class _Reader:
+class _Reader(FieldReader):
     def __init__(self, source: str, base_dir: str | os.PathLike | None):
         self.source = source
         self.base_dir = Path(base_dir) if base_dir is not None else None
 
     def fail(self, where: str, problem: str) -> FileFormatError:
         return FileFormatError(f"{self.source}: {where}: {problem}")
-
-    def table(self, v: Any, where: str, allowed: set[str]) -> dict:
-        if not isinstance(v, dict):
-            raise self.fail(where, f"must be a table, got {type(v).__name__}")
-        unknown = sorted(set(v) - allowed)
-        if unknown:
-            raise self.fail(where, f"unknown key{'s' if len(unknown) > 1 else ''} "
-                                   f"{', '.join(map(repr, unknown))}; allowed: {sorted(allowed)}")
-        return v
-
-    def number(self, v: Any, where: str) -> float:
-        if isinstance(v, bool) or not isinstance(v, (int, float)) or not math.isfinite(v):
-            raise self.fail(where, f"must be a finite number, got {v!r}")
-        return float(v)
 
     def vector(self, v: Any, where: str, n: int) -> np.ndarray:
         if not isinstance(v, list) or len(v) != n:
@@ -319,8 +310,6 @@ class _Reader:
             raise self.fail("[pose]", "must be a table of DoF name = value")
         for name, v in pose.items():
             if name not in skel.dof_names:
-                from ..errors import names_hint
-
                 raise self.fail(f"[pose] {name}", f"unknown DoF of rig {skel.name!r}; DoFs are "
                                                   f"{names_hint(skel.dof_names)}")
             q[skel.dof_index(name)] = self.number(v, f"[pose] {name}")
@@ -333,8 +322,6 @@ class _Reader:
             td = self.table(td, where, _TARGET_KEYS)
             site = td.get("site")
             if not isinstance(site, str) or site not in skel.site_names:
-                from ..errors import names_hint
-
                 raise self.fail(f"{where}.site", f"unknown site {site!r} of rig {skel.name!r}; "
                                                  f"sites are {names_hint(skel.site_names)}")
             if "position" not in td:
@@ -354,8 +341,6 @@ class _Reader:
                 quat = self.vector(td["orientation"], f"{where}.orientation", 4)
                 if np.linalg.norm(quat) < 1e-9:
                     raise self.fail(f"{where}.orientation", "quaternion must be non-zero")
-                from ..rotations import quat_to_matrix
-
                 rot = quat_to_matrix(quat / np.linalg.norm(quat))
             pinned = td.get("pinned", False)
             if not isinstance(pinned, bool):
@@ -368,8 +353,6 @@ class _Reader:
         if "solver" in doc:
             sd = self.table(doc["solver"], "[solver]", _SOLVER_KEYS)
             solver = sd.get("name", solver)
-            from ..ik import SOLVERS
-
             if solver not in SOLVERS:
                 raise self.fail("[solver] name", f"unknown solver {solver!r}; solvers are "
                                                  f"{sorted(SOLVERS)}")
@@ -403,8 +386,6 @@ class _Reader:
         if not isinstance(raw_clips, list):
             raise self.fail("clips", "must be an array of tables ([[clips]])")
         if raw_clips:
-            from ..anim.serialize import clip_from_dict
-
             for i, cd in enumerate(raw_clips):
                 if not isinstance(cd, dict):
                     raise self.fail(f"clips[{i}]", "must be a table")
@@ -420,20 +401,9 @@ class _Reader:
         except AnimikError as e:
             raise self.fail("scene", str(e)) from None
 
-    def load_rig(self, rig: str):
-        from ..rigs import BUILTIN_RIGS, load_rig
-
-        if rig in BUILTIN_RIGS:
-            return load_rig(rig), None
-        p = Path(rig).expanduser()
-        if not p.is_absolute() and self.base_dir is not None:
-            p = self.base_dir / p
-        if p.suffix.lower() == ".bvh" and p.is_file():
-            from .bvh import read_bvh
-
-            motion = read_bvh(p)
-            return motion.skeleton, motion
-        return load_rig(p), None
+    def load_rig(self, rig: str) -> tuple[Skeleton, Motion | None]:
+        src = resolve_rig(rig, base_dir=self.base_dir)
+        return src.skeleton, src.motion
 
 
 # ====================================================================== writing
@@ -451,10 +421,8 @@ def save_scene(scene: Scene, path: str | os.PathLike) -> Path:
 
 def dumps_scene(scene: Scene, base_dir: str | os.PathLike | None = None) -> str:
     """The TOML text of a scene (see :func:`save_scene`)."""
-    from ..rigs import BUILTIN_RIGS
-
     rig = scene.rig
-    if rig not in BUILTIN_RIGS:
+    if not is_builtin(rig):
         rp = Path(rig)
         if not rp.is_absolute() and scene.path is not None:
             rp = scene.path.resolve().parent / rp
@@ -505,8 +473,6 @@ def dumps_scene(scene: Scene, base_dir: str | os.PathLike | None = None) -> str:
     for name, v in zip(skel.dof_names, scene.q, strict=True):
         out.append(f"{_key(name)} = {_num(v)}")
     if scene.clips:
-        from ..anim.serialize import clips_to_toml
-
         out.append(clips_to_toml(scene.clips).rstrip("\n"))
     return "\n".join(out) + "\n"
 

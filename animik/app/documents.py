@@ -1,0 +1,191 @@
+"""Documents: open a scene, a rig or a BVH file as a :class:`Document`, save a scene, make a
+fresh :class:`AppState`.
+
+No GL. Errors a user can cause (an unreadable file, an unknown rig) are reported in the banner
+by :func:`open_into` and :func:`save`; :func:`open_document` raises them.
+"""
+
+from __future__ import annotations
+
+import importlib.util
+from collections.abc import Mapping
+from pathlib import Path
+
+import numpy as np
+
+from ..anim import clip_from_motion
+from ..motion import Motion
+from ..rigs import is_builtin, resolve_rig
+from ..scene import Scene, SceneTarget, load_scene, save_scene
+from .camera import OrbitCamera
+from .edits import USER_ERRORS, cancel_drag, commit, describe, set_doc
+from .framing import setup_camera
+from .solve import available_solvers, default_solver
+from .state import PINNED, TARGET, AppState, Document, Effector, History, SolverSettings
+
+DEFAULT_SCENE_NAME = "default.toml"
+
+
+def bvh_document(path: str | Path, motion: Motion, tolerance: float | None = None,
+                 position_tolerance: float | None = None) -> Document:
+    """A document on a BVH file's skeleton with its motion as the clip (named after the file;
+    every frame a key, or keys reduced within the tolerances, rad / m), at frame 0."""
+    path = Path(path)
+    clip = clip_from_motion(motion, tolerance, position_tolerance, name=path.stem)
+    q = clip.sample([0.0], ik=False)[0]
+    return Document.new(motion.skeleton, str(path), q, motion=motion, frame=0, name=path.stem,
+                        solver=SolverSettings(default_solver(), 20, {}), clips=(clip,), clip=0)
+
+
+def document_from_scene(scene: Scene, motion: Motion | None = None) -> Document:
+    skel = scene.skeleton
+    clips = tuple(scene.clips)
+    time = 0.0
+    if motion is not None and not clips:
+        # a scene on a BVH rig without clips (saved before clips existed): the BVH's motion
+        clips = (clip_from_motion(motion, name=Path(scene.rig).stem),)
+        time = scene.frame / motion.fps
+    doc = Document.new(skel, scene.rig, scene.q, name=scene.name, frame=scene.frame, motion=motion,
+                       clips=clips, clip=0 if clips else -1, time=time)
+    effs = list(doc.effectors)
+    for t in scene.targets_list:
+        i = skel.site_index(t.site)
+        effs[i] = Effector(t.site, PINNED if t.pinned else TARGET, t.position, t.rotation, t.weight)
+    solver = scene.solver
+    if solver not in available_solvers():
+        solver = default_solver()
+    opts = {solver: dict(scene.solver_options)} if solver == scene.solver else {}
+    return doc.replace(effectors=tuple(effs),
+                       solver=SolverSettings(solver, scene.iterations_per_frame, opts))
+
+
+def scene_from_state(state: AppState) -> Scene:
+    """The current document (and camera) as a :class:`~animik.scene.Scene`."""
+    doc = state.doc
+    targets = tuple(
+        SceneTarget(e.site, e.position, e.rotation, e.mode == PINNED, e.weight)
+        for e in doc.effectors if e.active)
+    return Scene(rig=doc.rig, skeleton=doc.skeleton, q=doc.q, targets_list=targets,
+                 solver=doc.solver.name, iterations_per_frame=doc.solver.iterations,
+                 solver_options=dict(doc.solver.current), camera=state.camera.to_dict(),
+                 name=doc.name, frame=doc.frame, path=state.scene_path, clips=doc.clips)
+
+
+def scenes_dir() -> Path | None:
+    """The built-in scenes folder: ``scenes/`` of a checkout or editable install, else the
+    packaged ``animik._scenes`` (a wheel maps it onto the same folder); None when neither."""
+    d = Path(__file__).resolve().parents[2] / "scenes"
+    if d.is_dir():
+        return d
+    # animik._scenes is a namespace package (the scenes/ folder has no __init__.py), for which
+    # importlib.resources.files() gives a MultiplexedPath rather than a folder: ask the spec.
+    try:
+        spec = importlib.util.find_spec("animik._scenes")
+    except (ModuleNotFoundError, ValueError):
+        return None
+    locations = list(spec.submodule_search_locations or []) if spec is not None else []
+    p = Path(locations[0]) if locations else None
+    return p if p is not None and p.is_dir() else None
+
+
+def default_scene_path() -> Path | None:
+    d = scenes_dir()
+    if d is not None and (d / DEFAULT_SCENE_NAME).is_file():
+        return d / DEFAULT_SCENE_NAME
+    return None
+
+
+def open_document(target: str | Path | None) -> tuple[Document, Path | None, Mapping | None]:
+    """Open a scene file, a built-in rig, a rig file or a BVH file.
+
+    Args:
+        target: path or built-in rig name; ``None`` opens ``scenes/default.toml`` (or body95).
+
+    Returns:
+        ``(document, scene path or None, camera dict or None)``.
+
+    Raises:
+        AnimikError, OSError: the target cannot be opened (the message says why).
+    """
+    if target is None:
+        p = default_scene_path()
+        if p is None:
+            target = "body95"
+        else:
+            target = p
+    spec = str(target)
+    path = Path(spec).expanduser()
+    if not is_builtin(spec) and path.suffix.lower() == ".toml":
+        if not path.is_file():
+            raise FileNotFoundError(f"no such file: {str(path)!r}")
+        head = path.read_text(encoding="utf-8", errors="replace")[:4000]
+        if "animik-rig" not in head or "animik-scene" in head:
+            scene = load_scene(path)
+            return document_from_scene(scene, scene.motion), path, scene.camera
+    src = resolve_rig(spec)  # one resolver (animik.rigs); RigNotFoundError lists the rigs
+    if src.motion is not None:
+        return bvh_document(src.path, src.motion), None, None
+    return Document.new(src.skeleton, str(src.path) if src.path else spec, name=src.skeleton.name,
+                        solver=SolverSettings(default_solver(), 20, {})), None, None
+
+
+def make_state(target: str | Path | None = None, save_path: str | Path | None = None,
+               size: tuple[int, int] = (1280, 800)) -> AppState:
+    """A fresh :class:`AppState` on ``target`` (see :func:`open_document`)."""
+    doc, scene_path, camera = open_document(target)
+    cam = OrbitCamera(target=np.zeros(3), width=size[0], height=size[1])
+    state = AppState(doc=doc, history=History(doc), camera=cam, window_size=size,
+                     view_rect=(0, 0, size[0], size[1]))
+    state.scene_path = scene_path
+    state.save_path = Path(save_path) if save_path is not None else None
+    if scene_path is not None:
+        state.browser_dir = scene_path.parent
+    setup_camera(state, camera)
+    return state
+
+
+def open_into(state: AppState, target: str | Path) -> bool:
+    """Replace the document by ``target`` (undoable). On error: a message, nothing lost.
+
+    Returns:
+        True when opened.
+    """
+    try:
+        doc, scene_path, camera = open_document(target)
+    except USER_ERRORS as e:
+        state.error(f"Cannot open {target}: {describe(e)}")
+        return False
+    replace_document(state, doc, scene_path, camera, f"open {Path(str(target)).name}")
+    state.info(f"Opened {target}")
+    return True
+
+
+def replace_document(state: AppState, doc: Document, scene_path: Path | None,
+                     camera: Mapping | None, label: str) -> None:
+    """Make ``doc`` the document (one undo step), resetting selection, playback and the view."""
+    cancel_drag(state)
+    state.playing = False
+    state.selected_key = None
+    set_doc(state, doc)
+    commit(state, label)
+    state.scene_path = scene_path
+    state.selected_site = state.hover_site = None
+    state.selected_joint = state.hover_joint = None
+    if scene_path is not None:
+        state.browser_dir = scene_path.parent
+    setup_camera(state, camera)
+
+
+def save(state: AppState, path: str | Path | None = None) -> Path | None:
+    """Save the scene (Ctrl+S). Returns the path, or None after reporting an error."""
+    path = Path(path) if path is not None else state.default_save_path()
+    try:
+        out = save_scene(scene_from_state(state), path)
+    except USER_ERRORS as e:
+        state.error(f"Cannot save {path}: {describe(e)}")
+        return None
+    if state.save_path is None:
+        state.scene_path = out
+    state.info(f"Saved {out}")
+    return out
+

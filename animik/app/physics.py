@@ -1,0 +1,114 @@
+"""The app's physics view: what the floor must supply for the pose on screen, live.
+
+Every frame (after the IK step) the displayed pose's velocity and acceleration are estimated
+from the last three displayed poses (backward differences at the frame time), inverse dynamics
+gives the wrench the floor must supply, and seed D's three checks are evaluated against the
+support polygon of the contact areas touching the floor (lowest point within ``contact_height``
+of z = 0). The results feed the viewport overlay (:func:`decorate_view`: COM ground projection,
+support polygon, ZMP marker green inside / red outside, ground reaction force arrow, friction
+cone) and the Physics panel (numbers and a live plot of the ZMP margin).
+
+Numeric work is :mod:`animik.dynamics`; this module only keeps the history and builds instances.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from ..dynamics.contacts import ContactGeometryError, contact_model
+from ..dynamics.report import reasons_text
+from ..dynamics.zmp import check_contacts, support_polygon
+from .instances import ViewGeometry, cylinder_instances, sphere_instances
+from .physics_view import PhysicsView
+from .state import AppState
+
+COM_COLOR = (0.25, 0.55, 1.00, 0.95)
+INSIDE = (0.20, 0.85, 0.30, 1.00)
+OUTSIDE = (0.95, 0.20, 0.15, 1.00)
+POLYGON = (0.95, 0.85, 0.20, 0.95)
+FORCE = (1.00, 0.55, 0.10, 0.95)
+CONE = (1.00, 0.75, 0.35, 0.55)
+
+
+def physics_of(state: AppState) -> PhysicsView:
+    if state.physics is None:
+        state.physics = PhysicsView()
+    return state.physics
+
+
+def update_physics(state: AppState, dt: float) -> None:
+    """Evaluate the displayed pose (call once per frame, after the IK step)."""
+    pv = physics_of(state)
+    if not pv.show:
+        return
+    skel = state.skeleton
+    if pv._skel is not skel:
+        pv._skel = skel
+        pv._poses.clear()
+        pv.margins.clear()
+        pv.error = ""
+        try:
+            pv.area_names = contact_model(skel).names
+        except ContactGeometryError as e:
+            pv.error = str(e)
+    if pv.error:
+        return
+    q = np.array(state.doc.q, dtype=float)
+    pv._poses.append(q)
+    h = float(np.clip(dt, 1.0 / 240.0, 1.0 / 15.0))
+    P = list(pv._poses)
+    qd = (P[-1] - P[-2]) / h if len(P) >= 2 else np.zeros_like(q)
+    qdd = (P[-1] - 2 * P[-2] + P[-3]) / (h * h) if len(P) >= 3 else np.zeros_like(q)
+    cm = contact_model(skel)
+    pts = cm.points(skel, q)
+    low = np.array([pts[cm.point_area == a, 2].min() for a in range(cm.n_areas)])
+    active = low < pv.contact_height
+    chk = check_contacts(skel, q, qd, qdd, active, mu=pv.mu, contacts=cm)
+    pv.polygon = support_polygon(skel, q, active, cm)
+    pv.com, pv.zmp, pv.wrench = chk.com, chk.zmp, chk.wrench
+    pv.margin, pv.normal = float(chk.margin), float(chk.normal_force)
+    pv.ratio = float(chk.friction_ratio)
+    pv.feasible = bool(chk.feasible)
+    pv.reasons = reasons_text(int(chk.reasons))
+    pv.in_contact = active
+    pv.margins.append(100.0 * pv.margin)
+    pv.stamp += 1
+
+
+def decorate_view(state: AppState, geom: ViewGeometry) -> ViewGeometry:
+    """Add the physics overlay to the view's overlay instances."""
+    pv = state.physics
+    if pv is None or not pv.show or pv.error or pv.com is None:
+        return geom
+    z = 0.003
+    sph = [sphere_instances([pv.com[0], pv.com[1], z], 0.022, COM_COLOR)]
+    cyl = [cylinder_instances([pv.com[0], pv.com[1], z], pv.com, 0.004, COM_COLOR[:3] + (0.4,))]
+    poly = pv.polygon
+    if len(poly) >= 2:
+        a = np.column_stack([poly, np.full(len(poly), z)])
+        b = np.roll(a, -1, axis=0)
+        cyl.append(cylinder_instances(a, b, 0.006, POLYGON))
+    if pv.zmp is not None and np.isfinite(pv.zmp).all():
+        col = INSIDE if pv.feasible else OUTSIDE
+        p = np.array([pv.zmp[0], pv.zmp[1], z])
+        sph.append(sphere_instances(p, 0.026, col))
+        f = pv.wrench[3:]
+        weight = max(state.skeleton.total_mass * 9.81, 1e-9)
+        tip = p + f / weight * 0.8  # body weight = 0.8 m
+        cyl.append(cylinder_instances(p, tip, 0.009, FORCE))
+        # friction cone: 8 generators of half-angle atan(mu), as tall as the force arrow
+        height = max(float(f[2]) / weight * 0.8, 0.2)
+        ang = np.linspace(0.0, 2 * np.pi, 8, endpoint=False)
+        rim = p + np.column_stack([pv.mu * height * np.cos(ang), pv.mu * height * np.sin(ang),
+                                   np.full(8, height)])
+        cyl.append(cylinder_instances(np.tile(p, (8, 1)), rim, 0.003, CONE))
+        cyl.append(cylinder_instances(rim, np.roll(rim, -1, axis=0), 0.003, CONE))
+    geom.overlay_spheres = np.concatenate([geom.overlay_spheres, *sph]).astype(np.float32)
+    geom.overlay_cylinders = np.concatenate([geom.overlay_cylinders, *cyl]).astype(np.float32)
+    return geom
+
+
+def view_key(state: AppState) -> tuple:
+    """What :func:`decorate_view` reads beyond the document: the overlay switch and evaluation."""
+    pv = state.physics
+    return (None,) if pv is None else (pv.show, pv.stamp, pv.mu)

@@ -1,0 +1,174 @@
+"""``animik bench dynamics``: inverse dynamics against pinocchio and MuJoCo, clip checks.
+
+Rows:
+
+1. Inverse dynamics of one frame of a rig (default body95): animik's compiled kernel with
+   preallocated buffers, the public :func:`animik.dynamics.inverse_dynamics` (validation and
+   allocation included), pinocchio ``rnea`` and MuJoCo ``mj_inverse`` on the URDF / MJCF animik
+   exports, in the same process on the same state.
+2. Mass matrix (CRBA) of one frame against pinocchio ``crba``.
+3. The feasibility check of a whole clip, batched (frames/s; the clip is random smooth
+   motion of the rig, so no file or retargeting is timed).
+4. ``animik feasibility`` as a user runs it: a subprocess on a shared mocap clip retargeted
+   onto the rig (wall time incl. interpreter start-up, imports, reading, retargeting, I/O).
+
+Benchmarks print tables; they never fail on speed.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import platform
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+import numpy as np
+
+DEFAULT_CLIP = Path(__file__).resolve().parents[2].parent / "shared" / "data" / "bvh" / "cmu" / "02_01.bvh"
+
+
+def add_parser(subparsers) -> argparse.ArgumentParser:
+    """Register ``animik bench dynamics``."""
+    p = subparsers.add_parser(
+        "dynamics", help="inverse dynamics vs pinocchio / MuJoCo, clip feasibility frames/s",
+        description="Inverse dynamics and CRBA of one frame against pinocchio and MuJoCo on the "
+                    "exported URDF/MJCF, the batched feasibility check (frames/s) and "
+                    "`animik feasibility` as a whole command (wall time).")
+    p.add_argument("--rig", default="body95")
+    p.add_argument("--frames", type=int, default=20_000, help="frames of the batched check")
+    p.add_argument("--clip", default=str(DEFAULT_CLIP), help="BVH clip for the command row")
+    p.add_argument("--no-peers", action="store_true", help="skip pinocchio and MuJoCo")
+    p.add_argument("--no-command", action="store_true", help="skip the whole-command row")
+    p.set_defaults(func=run_cli)
+    return p
+
+
+def run(rig: str = "body95", frames: int = 20_000, peers: bool = True, clip: str | None = None,
+        seed: int = 0) -> list[tuple]:
+    """Run the benchmark; rows ``(implementation, task, value, unit, note)``."""
+    from ..dynamics import _kernels as K
+    from ..dynamics.clip import check_clip
+    from ..dynamics.inverse import inverse_dynamics, mass_matrix, model_args
+    from ..motion import Motion
+    from ..rigs import load_rig
+    from .kinematics import _random_poses, _time_per_call, _to_pinocchio_q
+
+    skel = load_rig(rig)
+    rng = np.random.default_rng(seed)
+    n, J = skel.n_dof, skel.n_joints
+    q = np.ascontiguousarray(_random_poses(skel, rng, 1)[0])
+    qd = rng.normal(size=n)
+    qdd = rng.normal(size=n)
+    rows: list[tuple] = []
+    task = f"inverse dynamics, 1 frame ({n} DoF)"
+    args = model_args(skel)
+    g = np.array([0.0, 0.0, -9.81])
+    bufs = (np.empty((J, 3, 3)), np.empty((J, 3)), np.empty((n, 6)), np.empty((J, 6)),
+            np.empty((J, 6)), np.empty((J, 6)), np.empty(n), np.empty(6))
+    t = _time_per_call(lambda: K.rnea_one(q, qd, qdd, g, *args, *bufs))
+    rows.append(("animik rnea kernel", task, t * 1e6, "us", "compiled (numba), buffers reused"))
+    t = _time_per_call(lambda: inverse_dynamics(skel, q, qd, qdd))
+    rows.append(("animik inverse_dynamics()", task, t * 1e6, "us", "public API incl. validation"))
+    t = _time_per_call(lambda: mass_matrix(skel, q))
+    rows.append(("animik mass_matrix()", f"mass matrix, 1 frame ({n} DoF)", t * 1e6, "us", "CRBA"))
+    if peers:
+        rows += _peer_rows(skel, q, qd, qdd, task, _time_per_call, _to_pinocchio_q)
+    # Batched clip check: smooth random motion around the rest pose, feet on the floor.
+    T = frames
+    tt = np.arange(T)[:, None] / 120.0
+    amp = 0.05 * rng.normal(size=(1, n))
+    qs = skel.rest_q + amp * np.sin(2 * np.pi * 0.7 * tt + rng.uniform(0, 6, size=(1, n)))
+    motion = Motion(skel, qs, 120.0)
+    check_clip(motion, in_contact=True, floor=0.0)  # warm-up (numba cache load)
+    t0 = time.perf_counter()
+    check_clip(motion, in_contact=True, floor=0.0)
+    dt = time.perf_counter() - t0
+    rows.append(("animik check_clip()", f"feasibility of a clip, {T:,} frames", T / dt, "frames/s",
+                 "derivatives + RNEA + contacts + hull, one thread"))
+    t0 = time.perf_counter()
+    check_clip(motion, floor=0.0)
+    dt = time.perf_counter() - t0
+    rows.append(("animik check_clip()", f"same, contacts detected, {T:,} frames", T / dt,
+                 "frames/s", "incl. contact detection (Python loop)"))
+    if clip:
+        rows += _command_rows(clip, rig)
+    return rows
+
+
+def _peer_rows(skel, q, qd, qdd, task, time_per_call, to_pin) -> list[tuple]:
+    rows: list[tuple] = []
+    with tempfile.TemporaryDirectory() as tmp:
+        try:
+            import pinocchio as pin
+
+            from ..io.urdf import write_urdf
+
+            path = os.path.join(tmp, "rig.urdf")
+            write_urdf(skel, path)
+            model = pin.buildModelFromUrdf(path)
+            data = model.createData()
+            qp = to_pin(skel, model, q)
+            idx = np.array([model.joints[model.getJointId(nm)].idx_v for nm in skel.dof_names])
+            vp, ap = np.zeros(model.nv), np.zeros(model.nv)
+            vp[idx], ap[idx] = qd, qdd
+            t = time_per_call(lambda: pin.rnea(model, data, qp, vp, ap))
+            rows.append((f"pinocchio {pin.__version__}", task, t * 1e6, "us", "rnea"))
+            t = time_per_call(lambda: pin.crba(model, data, qp))
+            rows.append((f"pinocchio {pin.__version__}", f"mass matrix, 1 frame ({skel.n_dof} DoF)",
+                         t * 1e6, "us", "crba (upper triangle)"))
+        except ImportError:
+            rows.append(("pinocchio", task, float("nan"), "us", "not installed: pip install pin"))
+        try:
+            import mujoco
+
+            from ..io.mjcf import write_mjcf
+
+            path = os.path.join(tmp, "rig.xml")
+            write_mjcf(skel, path)
+            model = mujoco.MjModel.from_xml_path(path)
+            model.opt.disableflags |= int(mujoco.mjtDisableBit.mjDSBL_CONSTRAINT)
+            data = mujoco.MjData(model)
+            qa = np.array([model.joint(nm).qposadr[0] for nm in skel.dof_names])
+            da = np.array([model.joint(nm).dofadr[0] for nm in skel.dof_names])
+            data.qpos[qa], data.qvel[da], data.qacc[da] = q, qd, qdd
+            t = time_per_call(lambda: mujoco.mj_inverse(model, data))
+            rows.append((f"MuJoCo {mujoco.__version__}", task, t * 1e6, "us",
+                         "mj_inverse (constraints off; includes its kinematics and M)"))
+        except ImportError:
+            rows.append(("MuJoCo", task, float("nan"), "us", "not installed: pip install mujoco"))
+    return rows
+
+
+def _command_rows(clip: str, rig: str) -> list[tuple]:
+    if not Path(clip).is_file():
+        return [("animik feasibility", "whole command", float("nan"), "s", f"no clip {clip}")]
+    exe = [sys.executable, "-c", "import sys; from animik.cli import main; sys.exit(main())"]
+    rows = []
+    for label, extra in (("read + check", []), (f"read + retarget to {rig} + check", ["--rig", rig])):
+        with tempfile.TemporaryDirectory() as tmp:
+            cmd = exe + ["feasibility", clip, "--every", "0", "--json", os.path.join(tmp, "r.json"),
+                         "--plot", os.path.join(tmp, "r.png")] + extra
+            t0 = time.perf_counter()
+            proc = subprocess.run(cmd, capture_output=True, text=True, check=False)
+            dt = time.perf_counter() - t0
+        rows.append(("animik feasibility", f"{Path(clip).name}: {label}, JSON + PNG", dt, "s",
+                     f"wall time incl. start-up (exit {proc.returncode})"))
+    return rows
+
+
+def run_cli(args: argparse.Namespace) -> int:
+    from .._table import format_table
+
+    if args.frames < 10:
+        print("animik bench dynamics: error: --frames must be >= 10", file=sys.stderr)
+        return 2
+    rows = run(args.rig, args.frames, not args.no_peers, None if args.no_command else args.clip)
+    print(format_table(["implementation", "task", "value", "unit", "note"],
+                       [[a, b, round(c, 2) if c == c else "n/a", d, e] for a, b, c, d, e in rows],
+                       title=f"animik bench dynamics: rig {args.rig} "
+                             f"({platform.processor() or platform.machine()}, one thread)"))
+    return 0

@@ -1,0 +1,113 @@
+"""``animik feasibility``: seed D's physical checks at every frame of a clip.
+
+Reads a BVH clip (optionally retargets it onto a rig), reconstructs velocities and
+accelerations (Savitzky-Golay), runs inverse dynamics on all frames at once, detects foot
+contacts and checks per frame that the floor can supply the needed wrench: the normal force
+pushes, the ZMP lies inside the support polygon, the friction ratio stays below ``mu``.
+Prints a per-frame table and a summary, writes JSON and PNG plots. See docs/dynamics.md.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+import time
+from pathlib import Path
+
+EXIT_OK, EXIT_USAGE, EXIT_DATA, EXIT_OS, EXIT_NOT_MET = 0, 2, 3, 4, 5
+
+_EPILOG = """\
+exit codes:
+  0  every frame is feasible
+  2  bad usage
+  3  bad input (malformed BVH, NaN, unknown rig, rig without contact geometry, mu <= 0)
+  4  operating-system error (file not found, cannot write an output)
+  5  some frame is infeasible (the report and plots are still written)
+
+examples:
+  animik feasibility walk.bvh
+  animik feasibility walk.bvh --rig body95 --json walk.json --plot walk.png
+  animik feasibility walk.bvh --mu 0.5 --every 1
+"""
+
+
+def add_parser(subparsers) -> argparse.ArgumentParser:
+    """Register ``animik feasibility``."""
+    p = subparsers.add_parser(
+        "feasibility", help="check a clip's physical feasibility frame by frame (ZMP, friction)",
+        description="Inverse dynamics of every frame of a BVH clip, and seed D's three contact "
+                    "checks: the floor pushes, the ZMP is inside the support polygon, the "
+                    "friction ratio is below mu. Per-frame table, summary, JSON, PNG plots.",
+        epilog=_EPILOG, formatter_class=argparse.RawDescriptionHelpFormatter)
+    p.add_argument("clip", metavar="CLIP.bvh")
+    p.add_argument("--rig", default=None,
+                   help="retarget onto this rig first (built-in name or rig .toml)")
+    p.add_argument("--mu", type=float, default=0.7, help="friction coefficient (default 0.7)")
+    p.add_argument("--json", default=None, metavar="OUT.json", help="write the full report")
+    p.add_argument("--plot", default=None, metavar="OUT.png",
+                   help="write the plots (ZMP path over support polygons, margin, torques)")
+    p.add_argument("--every", type=int, default=None, metavar="N",
+                   help="print every N-th frame (default: about 30 rows); 0 prints no table")
+    p.add_argument("--window", type=float, default=None, metavar="S",
+                   help="Savitzky-Golay window for velocities/accelerations (default 0.1 s)")
+    p.add_argument("--floor", type=float, default=None, metavar="Z",
+                   help="floor height in metres (default: estimated from the feet)")
+    p.set_defaults(func=run)
+    return p
+
+
+def run(args: argparse.Namespace) -> int:
+    from .._table import format_table
+    from ..dynamics.clip import DEFAULT_WINDOW, check_clip
+    from ..dynamics.report import plot_png, summary, table_rows, to_dict
+    from ..dynamics.zmp import check_mu
+    from ..io._atomic import atomic_write
+    from ..io.bvh import read_bvh
+
+    t0 = time.perf_counter()
+    if args.every is not None and args.every < 0:
+        print("animik feasibility: error: --every must be >= 0", file=sys.stderr)
+        return EXIT_USAGE
+    check_mu(args.mu)  # fail before reading / retargeting
+    motion = read_bvh(args.clip)
+    if args.rig:
+        from ..retarget import retarget
+        from ..rigs import load_rig
+
+        motion = retarget(motion, load_rig(args.rig))
+    t1 = time.perf_counter()
+    res = check_clip(motion, mu=args.mu, floor=args.floor,
+                     window=DEFAULT_WINDOW if args.window is None else args.window)
+    t2 = time.perf_counter()
+    T = len(res.feasible)
+    every = args.every if args.every is not None else max(1, T // 30)
+    name = Path(args.clip).name + (f" -> {args.rig}" if args.rig else "")
+    if every:
+        headers, rows = table_rows(res, motion, every)
+        print(format_table(headers, rows, title=f"animik feasibility: {name} (every {every}. frame)"))
+    s = summary(res, motion)
+    ranges = ", ".join(f"{a}-{b}" if a != b else f"{a}" for a, b in s["infeasible_ranges"][:12])
+    more = " ..." if len(s["infeasible_ranges"]) > 12 else ""
+    print(f"{name}: {T} frames at {res.fps:g} fps, floor z = {res.floor:.3f} m, mu = {res.mu:g}, "
+          f"contact areas {', '.join(s['contact_areas'])}")
+    print(f"  infeasible frames: {s['infeasible_frames']} / {T}"
+          + (f" ({ranges}{more})" if ranges else ""))
+    print("  by reason: " + ", ".join(f"{k} {v}" for k, v in s["reasons"].items())
+          + f"; flight frames {s['flight_frames']}")
+    print(f"  min ZMP margin {s['min_margin_m']} m, max friction ratio {s['max_friction_ratio']}, "
+          f"peak torque {s['peak_torque_nm']} N m ({s['peak_torque_dof']}, frame "
+          f"{s['peak_torque_frame']})")
+    print(f"  check {t2 - t1:.3f} s ({T / max(t2 - t1, 1e-9):,.0f} frames/s); read"
+          f"{' + retarget' if args.rig else ''} {t1 - t0:.3f} s")
+    try:
+        if args.json:
+            atomic_write(args.json, json.dumps(to_dict(res, motion, str(args.clip)), indent=1))
+            print(f"  json: {args.json}")
+        if args.plot:
+            plot_png(res, motion, args.plot, title=f"{name}: feasibility (mu = {res.mu:g})")
+            print(f"  plot: {args.plot}")
+    except OSError as e:
+        print(f"animik feasibility: error: cannot write: {e}", file=sys.stderr)
+        return EXIT_OS
+    return EXIT_OK if s["feasible"] else EXIT_NOT_MET

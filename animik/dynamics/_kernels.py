@@ -1,0 +1,431 @@
+"""Numba kernels for rigid-body dynamics on animik's DoF chain (world-frame spatial algebra).
+
+Every quantity is a spatial vector in **world coordinates about the world origin**
+(Featherstone 2008, ch. 2): a motion vector ``(w, v_O)`` (angular velocity; velocity of the
+body point at the origin) and a force vector ``(n_O, f)`` (moment about the origin; force).
+In world coordinates a parent's and a child's vectors add without transforms, which keeps the
+kernels short: the recursive Newton-Euler algorithm (RNEA, ch. 5) and the composite rigid body
+algorithm (CRBA, ch. 6) become sums along the tree.
+
+A joint's DoFs act one after the other (see :mod:`animik.skeleton`); the frames between them
+are massless, so the force transmitted through every DoF of a joint is the same: the net force
+of the joint's subtree. Kernels take plain arrays only (see :mod:`animik.dynamics.model`).
+"""
+
+from __future__ import annotations
+
+import numba as nb
+import numpy as np
+
+from .._kernels import _rot_mul
+
+_JIT = dict(cache=True, nogil=True)
+
+
+@nb.njit(**_JIT)
+def _pose_axes(q, parents, offsets, rest_rots, dof_start, dof_type, dof_axis, Rw, pw, S):
+    """FK of one pose: ``Rw (J,3,3)``, ``pw (J,3)`` and each DoF's spatial axis ``S (n,6)``.
+
+    Revolute DoF with world axis ``w`` through point ``p``: ``S = (w, p x w)``;
+    prismatic DoF: ``S = (0, w)``.
+    """
+    J = parents.shape[0]
+    R = np.empty((3, 3))
+    tmp = np.empty((3, 3))
+    t = np.empty(3)
+    for j in range(J):
+        p = parents[j]
+        o = offsets[j]
+        rr = rest_rots[j]
+        if p < 0:
+            for a in range(3):
+                t[a] = o[a]
+                for b in range(3):
+                    R[a, b] = rr[a, b]
+        else:
+            Rp = Rw[p]
+            for a in range(3):
+                t[a] = pw[p, a] + Rp[a, 0] * o[0] + Rp[a, 1] * o[1] + Rp[a, 2] * o[2]
+                for b in range(3):
+                    R[a, b] = Rp[a, 0] * rr[0, b] + Rp[a, 1] * rr[1, b] + Rp[a, 2] * rr[2, b]
+        for k in range(dof_start[j], dof_start[j + 1]):
+            ax = dof_axis[k]
+            w0 = R[0, 0] * ax[0] + R[0, 1] * ax[1] + R[0, 2] * ax[2]
+            w1 = R[1, 0] * ax[0] + R[1, 1] * ax[1] + R[1, 2] * ax[2]
+            w2 = R[2, 0] * ax[0] + R[2, 1] * ax[1] + R[2, 2] * ax[2]
+            if dof_type[k] == 0:
+                S[k, 0] = w0
+                S[k, 1] = w1
+                S[k, 2] = w2
+                S[k, 3] = t[1] * w2 - t[2] * w1
+                S[k, 4] = t[2] * w0 - t[0] * w2
+                S[k, 5] = t[0] * w1 - t[1] * w0
+                _rot_mul(R, ax, q[k], tmp)
+                for a in range(3):
+                    for b in range(3):
+                        R[a, b] = tmp[a, b]
+            else:
+                S[k, 0] = 0.0
+                S[k, 1] = 0.0
+                S[k, 2] = 0.0
+                S[k, 3] = w0
+                S[k, 4] = w1
+                S[k, 5] = w2
+                t[0] += w0 * q[k]
+                t[1] += w1 * q[k]
+                t[2] += w2 * q[k]
+        for a in range(3):
+            pw[j, a] = t[a]
+            for b in range(3):
+                Rw[j, a, b] = R[a, b]
+
+
+@nb.njit(**_JIT)
+def _body_inertia(j, Rw, pw, masses, coms, inertias, c, Ic):
+    """World COM ``c (3,)`` and world rotational inertia about it ``Ic (3,3)`` of segment ``j``."""
+    R = Rw[j]
+    lc = coms[j]
+    for a in range(3):
+        c[a] = pw[j, a] + R[a, 0] * lc[0] + R[a, 1] * lc[1] + R[a, 2] * lc[2]
+    I = inertias[j]
+    for a in range(3):
+        for b in range(3):
+            s = 0.0
+            for u in range(3):
+                ru = R[a, u]
+                if ru != 0.0:
+                    s += ru * (I[u, 0] * R[b, 0] + I[u, 1] * R[b, 1] + I[u, 2] * R[b, 2])
+            Ic[a, b] = s
+
+
+@nb.njit(**_JIT)
+def _inertia_times(m, c, Ic, x, out):
+    """Spatial inertia (mass ``m`` at world COM ``c``, ``Ic`` about it) times motion ``x (6,)``.
+
+    ``out = (Ic w + c x f, f)`` with ``f = m (v_O + w x c)`` (Featherstone eq. 2.63).
+    """
+    w0, w1, w2 = x[0], x[1], x[2]
+    f0 = m * (x[3] + w1 * c[2] - w2 * c[1])
+    f1 = m * (x[4] + w2 * c[0] - w0 * c[2])
+    f2 = m * (x[5] + w0 * c[1] - w1 * c[0])
+    out[0] = Ic[0, 0] * w0 + Ic[0, 1] * w1 + Ic[0, 2] * w2 + c[1] * f2 - c[2] * f1
+    out[1] = Ic[1, 0] * w0 + Ic[1, 1] * w1 + Ic[1, 2] * w2 + c[2] * f0 - c[0] * f2
+    out[2] = Ic[2, 0] * w0 + Ic[2, 1] * w1 + Ic[2, 2] * w2 + c[0] * f1 - c[1] * f0
+    out[3] = f0
+    out[4] = f1
+    out[5] = f2
+
+
+@nb.njit(**_JIT)
+def rnea_one(q, qd, qdd, g, parents, offsets, rest_rots, dof_start, dof_type, dof_axis,
+             masses, coms, inertias, Rw, pw, S, V, A, F, tau, wrench):
+    """Recursive Newton-Euler inverse dynamics of one frame (Featherstone 2008, table 5.1).
+
+    Gravity enters as a fictitious base acceleration ``-g``. Outputs the generalised forces
+    ``tau (n,)`` and ``wrench (6,)``: the spatial force ``(n_O, f)`` the world applies to the
+    root joint (moment about the world origin; force), i.e. the total external wrench the
+    environment must supply. Work arrays: ``Rw (J,3,3) pw (J,3) S (n,6) V A F (J,6)``.
+    """
+    _pose_axes(q, parents, offsets, rest_rots, dof_start, dof_type, dof_axis, Rw, pw, S)
+    J = parents.shape[0]
+    c = np.empty(3)
+    Ic = np.empty((3, 3))
+    h = np.empty(6)
+    v = np.empty(6)
+    a = np.empty(6)
+    for j in range(J):
+        p = parents[j]
+        if p < 0:
+            for i in range(6):
+                v[i] = 0.0
+                a[i] = 0.0
+            a[3] = -g[0]
+            a[4] = -g[1]
+            a[5] = -g[2]
+        else:
+            for i in range(6):
+                v[i] = V[p, i]
+                a[i] = A[p, i]
+        for k in range(dof_start[j], dof_start[j + 1]):
+            s = S[k]
+            qk = qd[k]
+            # a += v x S qd + S qdd  (crm(v) S: (w x s_w, w x s_v + v_O x s_w))
+            w0, w1, w2 = v[0], v[1], v[2]
+            a[0] += (w1 * s[2] - w2 * s[1]) * qk + s[0] * qdd[k]
+            a[1] += (w2 * s[0] - w0 * s[2]) * qk + s[1] * qdd[k]
+            a[2] += (w0 * s[1] - w1 * s[0]) * qk + s[2] * qdd[k]
+            a[3] += (w1 * s[5] - w2 * s[4] + v[4] * s[2] - v[5] * s[1]) * qk + s[3] * qdd[k]
+            a[4] += (w2 * s[3] - w0 * s[5] + v[5] * s[0] - v[3] * s[2]) * qk + s[4] * qdd[k]
+            a[5] += (w0 * s[4] - w1 * s[3] + v[3] * s[1] - v[4] * s[0]) * qk + s[5] * qdd[k]
+            for i in range(6):
+                v[i] += s[i] * qk
+        for i in range(6):
+            V[j, i] = v[i]
+            A[j, i] = a[i]
+        m = masses[j]
+        if m == 0.0 and inertias[j, 0, 0] == 0.0 and inertias[j, 1, 1] == 0.0 \
+                and inertias[j, 2, 2] == 0.0:
+            for i in range(6):
+                F[j, i] = 0.0
+            continue
+        _body_inertia(j, Rw, pw, masses, coms, inertias, c, Ic)
+        _inertia_times(m, c, Ic, a, F[j])
+        _inertia_times(m, c, Ic, v, h)
+        # f += v x* h  (crf(v) h: (w x h_n + v_O x h_f, w x h_f))
+        w0, w1, w2 = v[0], v[1], v[2]
+        F[j, 0] += w1 * h[2] - w2 * h[1] + v[4] * h[5] - v[5] * h[4]
+        F[j, 1] += w2 * h[0] - w0 * h[2] + v[5] * h[3] - v[3] * h[5]
+        F[j, 2] += w0 * h[1] - w1 * h[0] + v[3] * h[4] - v[4] * h[3]
+        F[j, 3] += w1 * h[5] - w2 * h[4]
+        F[j, 4] += w2 * h[3] - w0 * h[5]
+        F[j, 5] += w0 * h[4] - w1 * h[3]
+    for i in range(6):
+        wrench[i] = 0.0
+    for j in range(J - 1, -1, -1):
+        f = F[j]
+        for k in range(dof_start[j], dof_start[j + 1]):
+            s = S[k]
+            tau[k] = s[0] * f[0] + s[1] * f[1] + s[2] * f[2] + s[3] * f[3] + s[4] * f[4] \
+                + s[5] * f[5]
+        p = parents[j]
+        if p >= 0:
+            for i in range(6):
+                F[p, i] += f[i]
+        else:
+            for i in range(6):
+                wrench[i] += f[i]
+
+
+@nb.njit(**_JIT)
+def rnea_batch(q, qd, qdd, g, parents, offsets, rest_rots, dof_start, dof_type, dof_axis,
+               masses, coms, inertias, tau, wrench):
+    """Batched :func:`rnea_one`: ``q qd qdd (B,n)`` -> ``tau (B,n)``, ``wrench (B,6)``."""
+    J = parents.shape[0]
+    n = q.shape[1]
+    Rw = np.empty((J, 3, 3))
+    pw = np.empty((J, 3))
+    S = np.empty((n, 6))
+    V = np.empty((J, 6))
+    A = np.empty((J, 6))
+    F = np.empty((J, 6))
+    for b in range(q.shape[0]):
+        rnea_one(q[b], qd[b], qdd[b], g, parents, offsets, rest_rots, dof_start, dof_type,
+                 dof_axis, masses, coms, inertias, Rw, pw, S, V, A, F, tau[b], wrench[b])
+
+
+@nb.njit(**_JIT)
+def crba_one(q, parents, offsets, rest_rots, dof_start, dof_type, dof_axis, dof_joint,
+             masses, coms, inertias, Rw, pw, S, IC, M):
+    """Composite rigid body algorithm (Featherstone 2008, table 6.2), world frame.
+
+    ``IC (J,6,6)`` work: composite spatial inertia of each joint's subtree about the origin.
+    ``M[k, l] = S_l . (IC_j S_k)`` for every DoF ``l`` on the chain from the root to ``k``
+    (``j`` = joint of ``k``; the frames between a joint's DoFs are massless).
+    """
+    _pose_axes(q, parents, offsets, rest_rots, dof_start, dof_type, dof_axis, Rw, pw, S)
+    J = parents.shape[0]
+    n = q.shape[0]
+    c = np.empty(3)
+    Ic = np.empty((3, 3))
+    for j in range(J):
+        _body_inertia(j, Rw, pw, masses, coms, inertias, c, Ic)
+        m = masses[j]
+        # [[Ic + m cx cx^T, m cx], [m cx^T, m 1]]  (cx = skew(c); cx cx^T = |c|^2 1 - c c^T)
+        cc = c[0] * c[0] + c[1] * c[1] + c[2] * c[2]
+        for a in range(3):
+            for b in range(3):
+                IC[j, a, b] = Ic[a, b] + m * ((cc if a == b else 0.0) - c[a] * c[b])
+                IC[j, a, b + 3] = 0.0
+                IC[j, a + 3, b] = 0.0
+                IC[j, a + 3, b + 3] = m if a == b else 0.0
+        # m cx: row a, col b = m * skew(c)[a, b]
+        IC[j, 0, 4] = -m * c[2]
+        IC[j, 0, 5] = m * c[1]
+        IC[j, 1, 3] = m * c[2]
+        IC[j, 1, 5] = -m * c[0]
+        IC[j, 2, 3] = -m * c[1]
+        IC[j, 2, 4] = m * c[0]
+        for a in range(3):
+            for b in range(3):
+                IC[j, b + 3, a] = IC[j, a, b + 3]
+    for j in range(J - 1, 0, -1):
+        p = parents[j]
+        for a in range(6):
+            for b in range(6):
+                IC[p, a, b] += IC[j, a, b]
+    for i in range(n):
+        for k in range(n):
+            M[i, k] = 0.0
+    f = np.empty(6)
+    for k in range(n):
+        j = dof_joint[k]
+        s = S[k]
+        for a in range(6):
+            f[a] = IC[j, a, 0] * s[0] + IC[j, a, 1] * s[1] + IC[j, a, 2] * s[2] \
+                + IC[j, a, 3] * s[3] + IC[j, a, 4] * s[4] + IC[j, a, 5] * s[5]
+        # DoFs of the same joint up to k, then every ancestor joint's DoFs.
+        jj = j
+        first = True
+        while jj >= 0:
+            hi = k + 1 if first else dof_start[jj + 1]
+            for l in range(dof_start[jj], hi):
+                sl = S[l]
+                val = sl[0] * f[0] + sl[1] * f[1] + sl[2] * f[2] + sl[3] * f[3] + sl[4] * f[4] \
+                    + sl[5] * f[5]
+                M[k, l] = val
+                M[l, k] = val
+            first = False
+            jj = parents[jj]
+
+
+@nb.njit(**_JIT)
+def crba_batch(q, parents, offsets, rest_rots, dof_start, dof_type, dof_axis, dof_joint,
+               masses, coms, inertias, M):
+    """Batched :func:`crba_one`: ``q (B,n)`` -> ``M (B,n,n)``."""
+    J = parents.shape[0]
+    n = q.shape[1]
+    Rw = np.empty((J, 3, 3))
+    pw = np.empty((J, 3))
+    S = np.empty((n, 6))
+    IC = np.empty((J, 6, 6))
+    for b in range(q.shape[0]):
+        crba_one(q[b], parents, offsets, rest_rots, dof_start, dof_type, dof_axis, dof_joint,
+                 masses, coms, inertias, Rw, pw, S, IC, M[b])
+
+
+@nb.njit(**_JIT)
+def momentum_batch(q, qd, parents, offsets, rest_rots, dof_start, dof_type, dof_axis,
+                   masses, coms, inertias, out):
+    """Whole-body COM and momentum: ``out (B, 12)`` = COM (3), COM velocity (3), linear
+    momentum (3), angular momentum about the COM (3)."""
+    J = parents.shape[0]
+    n = q.shape[1]
+    Rw = np.empty((J, 3, 3))
+    pw = np.empty((J, 3))
+    S = np.empty((n, 6))
+    V = np.empty((J, 6))
+    c = np.empty(3)
+    Ic = np.empty((3, 3))
+    h = np.empty(6)
+    v = np.empty(6)
+    for b in range(q.shape[0]):
+        _pose_axes(q[b], parents, offsets, rest_rots, dof_start, dof_type, dof_axis, Rw, pw, S)
+        mt = 0.0
+        cm = np.zeros(3)
+        H = np.zeros(6)
+        for j in range(J):
+            p = parents[j]
+            for i in range(6):
+                v[i] = 0.0 if p < 0 else V[p, i]
+            for k in range(dof_start[j], dof_start[j + 1]):
+                for i in range(6):
+                    v[i] += S[k, i] * qd[b, k]
+            for i in range(6):
+                V[j, i] = v[i]
+            m = masses[j]
+            _body_inertia(j, Rw, pw, masses, coms, inertias, c, Ic)
+            _inertia_times(m, c, Ic, v, h)
+            mt += m
+            for i in range(3):
+                cm[i] += m * c[i]
+            for i in range(6):
+                H[i] += h[i]
+        for i in range(3):
+            cm[i] /= mt
+        o = out[b]
+        for i in range(3):
+            o[i] = cm[i]
+            o[3 + i] = H[3 + i] / mt
+            o[6 + i] = H[3 + i]
+        # L_com = L_O - c x p
+        o[9] = H[0] - (cm[1] * H[5] - cm[2] * H[4])
+        o[10] = H[1] - (cm[2] * H[3] - cm[0] * H[5])
+        o[11] = H[2] - (cm[0] * H[4] - cm[1] * H[3])
+
+
+@nb.njit(**_JIT)
+def filter_terms(q, qd, g, parents, offsets, rest_rots, dof_start, dof_type, dof_axis,
+                 dof_joint, masses, coms, inertias, Rw, pw, S, V, A0, IC, Aw, bias):
+    """Everything seed D's method A needs at one state, in one pass.
+
+    Outputs (besides FK ``Rw pw`` and the DoF axes ``S``): body velocities ``V (J,6)``, body
+    bias accelerations ``A0 (J,6)`` (those of ``qdd = 0`` without gravity, for the ``Jdot qd``
+    terms of pins), the **wrench matrix** ``Aw (6,n)`` and ``bias (6,)`` such that the root
+    wrench of any ``qdd`` is ``Aw qdd + bias`` (gravity included): column k of ``Aw`` is
+    ``IC_j S_k``, the composite inertia below DoF k times its axis -- the base rows of the
+    equations of motion (seed D's ``M_b``) expressed as a world wrench. Work: ``IC (J,6,6)``.
+    """
+    _pose_axes(q, parents, offsets, rest_rots, dof_start, dof_type, dof_axis, Rw, pw, S)
+    J = parents.shape[0]
+    n = q.shape[0]
+    c = np.empty(3)
+    Ic = np.empty((3, 3))
+    h = np.empty(6)
+    v = np.empty(6)
+    a = np.empty(6)
+    ag = np.empty(6)
+    f = np.empty(6)
+    for i in range(6):
+        bias[i] = 0.0
+    for j in range(J):
+        p = parents[j]
+        for i in range(6):
+            v[i] = 0.0 if p < 0 else V[p, i]
+            a[i] = 0.0 if p < 0 else A0[p, i]
+        for k in range(dof_start[j], dof_start[j + 1]):
+            s = S[k]
+            qk = qd[k]
+            w0, w1, w2 = v[0], v[1], v[2]
+            a[0] += (w1 * s[2] - w2 * s[1]) * qk
+            a[1] += (w2 * s[0] - w0 * s[2]) * qk
+            a[2] += (w0 * s[1] - w1 * s[0]) * qk
+            a[3] += (w1 * s[5] - w2 * s[4] + v[4] * s[2] - v[5] * s[1]) * qk
+            a[4] += (w2 * s[3] - w0 * s[5] + v[5] * s[0] - v[3] * s[2]) * qk
+            a[5] += (w0 * s[4] - w1 * s[3] + v[3] * s[1] - v[4] * s[0]) * qk
+            for i in range(6):
+                v[i] += s[i] * qk
+        for i in range(6):
+            V[j, i] = v[i]
+            A0[j, i] = a[i]
+            ag[i] = a[i]
+        ag[3] -= g[0]
+        ag[4] -= g[1]
+        ag[5] -= g[2]
+        m = masses[j]
+        _body_inertia(j, Rw, pw, masses, coms, inertias, c, Ic)
+        _inertia_times(m, c, Ic, ag, f)
+        _inertia_times(m, c, Ic, v, h)
+        w0, w1, w2 = v[0], v[1], v[2]
+        bias[0] += f[0] + w1 * h[2] - w2 * h[1] + v[4] * h[5] - v[5] * h[4]
+        bias[1] += f[1] + w2 * h[0] - w0 * h[2] + v[5] * h[3] - v[3] * h[5]
+        bias[2] += f[2] + w0 * h[1] - w1 * h[0] + v[3] * h[4] - v[4] * h[3]
+        bias[3] += f[3] + w1 * h[5] - w2 * h[4]
+        bias[4] += f[4] + w2 * h[3] - w0 * h[5]
+        bias[5] += f[5] + w0 * h[4] - w1 * h[3]
+        cc = c[0] * c[0] + c[1] * c[1] + c[2] * c[2]
+        for r in range(3):
+            for b in range(3):
+                IC[j, r, b] = Ic[r, b] + m * ((cc if r == b else 0.0) - c[r] * c[b])
+                IC[j, r, b + 3] = 0.0
+                IC[j, r + 3, b] = 0.0
+                IC[j, r + 3, b + 3] = m if r == b else 0.0
+        IC[j, 0, 4] = -m * c[2]
+        IC[j, 0, 5] = m * c[1]
+        IC[j, 1, 3] = m * c[2]
+        IC[j, 1, 5] = -m * c[0]
+        IC[j, 2, 3] = -m * c[1]
+        IC[j, 2, 4] = m * c[0]
+        for r in range(3):
+            for b in range(3):
+                IC[j, b + 3, r] = IC[j, r, b + 3]
+    for j in range(J - 1, 0, -1):
+        p = parents[j]
+        for r in range(6):
+            for b in range(6):
+                IC[p, r, b] += IC[j, r, b]
+    for k in range(n):
+        j = dof_joint[k]
+        s = S[k]
+        for r in range(6):
+            Aw[r, k] = IC[j, r, 0] * s[0] + IC[j, r, 1] * s[1] + IC[j, r, 2] * s[2] \
+                + IC[j, r, 3] * s[3] + IC[j, r, 4] * s[4] + IC[j, r, 5] * s[5]

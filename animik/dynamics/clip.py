@@ -1,0 +1,188 @@
+"""Whole clips: velocities and accelerations from poses, contact flags, and the feasibility
+check of every frame (batched).
+
+Velocities and accelerations of mocap are reconstructed with a Savitzky-Golay filter
+(a local cubic fit over ``window`` seconds, ``scipy.signal.savgol_filter``) applied to the
+poses (rotation DoFs unwrapped first), which gives ``q``, ``qd`` and ``qdd`` of one smooth
+local polynomial; ``method="central"`` uses plain central differences instead (noisier: second
+differences amplify noise by ``1/dt^2``). docs/dynamics.md measures both on a standing clip.
+"""
+
+from __future__ import annotations
+
+from typing import Any, NamedTuple
+
+import numpy as np
+
+from ..motion import Motion
+from ..skeleton import Skeleton
+from .contacts import ContactModel, contact_model_for_clip
+from .inverse import GRAVITY, momentum, rnea
+from .zmp import ContactCheck, FeasibilityError, check_mu, evaluate_wrench
+
+DEFAULT_WINDOW = 0.1  # s
+
+
+class ClipStates(NamedTuple):
+    """Reconstructed states of a clip: ``q``, ``qd``, ``qdd`` ``(T, n_dof)``."""
+
+    q: np.ndarray
+    qd: np.ndarray
+    qdd: np.ndarray
+
+
+def _check_fps(fps: Any) -> float:
+    try:
+        f = float(fps)
+    except (TypeError, ValueError):
+        raise FeasibilityError(f"fps must be a positive number, got {fps!r}") from None
+    if not np.isfinite(f) or f <= 0.0:
+        raise FeasibilityError(f"fps must be a positive number, got {fps!r}")
+    return f
+
+
+def clip_states(skel: Skeleton, q: Any, fps: float, method: str = "savgol",
+                window: float = DEFAULT_WINDOW, order: int = 3) -> ClipStates:
+    """Poses, velocities and accelerations of a clip ``q (T, n_dof)`` sampled at ``fps``.
+
+    Args:
+        method: ``"savgol"`` (Savitzky-Golay fit of degree ``order`` over ``window`` s, odd
+            number of frames >= order + 2; the fitted poses replace the raw ones) or
+            ``"central"`` (``np.gradient`` twice, raw poses kept).
+        window: Savitzky-Golay window (s).
+
+    Raises:
+        FeasibilityError: bad ``fps``, ``method`` or ``window``; ShapeError: NaN / bad shape.
+    """
+    fps = _check_fps(fps)
+    q = skel.check_q(q)
+    if q.ndim != 2:
+        raise FeasibilityError(f"a clip is (T, n_dof) poses, got shape {q.shape}")
+    T = q.shape[0]
+    rot = skel.dof_type == 0
+    qu = q.copy()
+    if T > 1:
+        qu[:, rot] = np.unwrap(q[:, rot], axis=0)
+    dt = 1.0 / fps
+    if T < 3:
+        return ClipStates(qu, np.zeros_like(qu), np.zeros_like(qu))
+    if method == "central":
+        qd = np.gradient(qu, dt, axis=0)
+        return ClipStates(qu, qd, np.gradient(qd, dt, axis=0))
+    if method != "savgol":
+        raise FeasibilityError(f"method must be 'savgol' or 'central', got {method!r}")
+    if not (np.isfinite(window) and window > 0):
+        raise FeasibilityError(f"window must be a positive number of seconds, got {window!r}")
+    from scipy.signal import savgol_filter
+
+    n = max(int(round(window * fps)) | 1, order + 2 | 1)
+    n = min(n, T if T % 2 else T - 1)
+    if n <= order:
+        return ClipStates(qu, np.gradient(qu, dt, axis=0),
+                          np.gradient(np.gradient(qu, dt, axis=0), dt, axis=0))
+    kw = dict(window_length=n, polyorder=order, axis=0, mode="interp")
+    return ClipStates(savgol_filter(qu, deriv=0, **kw), savgol_filter(qu, deriv=1, delta=dt, **kw),
+                      savgol_filter(qu, deriv=2, delta=dt, **kw))
+
+
+def detect_clip_contacts(skel: Skeleton, q: np.ndarray, fps: float,
+                         floor: float | None = None, contacts: ContactModel | None = None
+                         ) -> tuple[np.ndarray, float]:
+    """Contact flags ``(T, A)`` per contact area of a clip, and the floor height used.
+
+    An area's height is its lowest point above the floor, its speed the horizontal speed of
+    its points' mean; the retargeter's detector (:func:`animik.semantics.contacts.detect_contacts`,
+    hysteresis and minimum durations) turns them into flags. ``floor=None`` estimates a level
+    floor from the clip (:func:`animik.semantics.contacts.estimate_ground`).
+    """
+    from ..semantics.contacts import detect_contacts, estimate_ground, horizontal_speed
+
+    cm = contacts or contact_model_for_clip(skel, q)
+    pts = cm.points(skel, q)  # (T, P, 3)
+    A = cm.n_areas
+    low = np.stack([pts[:, cm.point_area == a, 2].min(axis=1) for a in range(A)], axis=1)
+    mid = np.stack([pts[:, cm.point_area == a].mean(axis=1) for a in range(A)], axis=1)
+    speed = horizontal_speed(mid, fps)
+    if floor is None:
+        feet = mid.copy()
+        feet[..., 2] = low
+        floor = float(estimate_ground(feet, speed)[0])
+    return detect_contacts(low - floor, speed, fps), float(floor)
+
+
+class ClipFeasibility(NamedTuple):
+    """Feasibility of every frame of a clip (see :func:`check_clip`).
+
+    Attributes:
+        check: per-frame :class:`~animik.dynamics.zmp.ContactCheck` (leading shape ``(T,)``).
+        tau: ``(T, n_dof)`` generalised forces (N m / N).
+        peak_torque: ``(T,)`` max ``|tau|`` over the DoFs of the non-root joints.
+        peak_dof: ``(T,)`` int, the DoF of that peak.
+        floor: floor height (m). fps: frame rate. mu: friction coefficient.
+        states: the reconstructed :class:`ClipStates`.
+        contacts: the :class:`~animik.dynamics.contacts.ContactModel` used.
+    """
+
+    check: ContactCheck
+    tau: np.ndarray
+    peak_torque: np.ndarray
+    peak_dof: np.ndarray
+    floor: float
+    fps: float
+    mu: float
+    states: ClipStates
+    contacts: ContactModel
+
+    @property
+    def feasible(self) -> np.ndarray:
+        return self.check.feasible
+
+    @property
+    def infeasible_frames(self) -> np.ndarray:
+        return np.flatnonzero(~self.check.feasible)
+
+
+def check_clip(motion: Motion, mu: float = 0.7, in_contact: Any = None,
+               floor: float | None = None, method: str = "savgol",
+               window: float = DEFAULT_WINDOW, gravity: Any = GRAVITY,
+               flight_tol: float = 0.05, contacts: ContactModel | None = None
+               ) -> ClipFeasibility:
+    """Seed D's three checks at every frame of a clip (batched inverse dynamics).
+
+    Args:
+        motion: the clip.
+        mu: friction coefficient (> 0).
+        in_contact: ``(T, A)`` flags, or ``None`` to detect them (:func:`detect_clip_contacts`).
+        floor: floor height (m); ``None``: estimated from the clip when contacts are detected,
+            else 0.
+        method, window: derivative reconstruction (:func:`clip_states`).
+
+    Raises:
+        FeasibilityError: bad ``mu`` / ``fps`` / method; ContactGeometryError: no contact
+        geometry; ShapeError: NaN in the clip.
+    """
+    mu = check_mu(mu)
+    skel = motion.skeleton
+    cm = contacts or contact_model_for_clip(skel, motion.q)
+    st = clip_states(skel, motion.q, motion.fps, method, window)
+    if in_contact is None:
+        flags, floor = detect_clip_contacts(skel, st.q, motion.fps, floor, cm)
+    else:
+        flags = cm.in_contact_mask(in_contact, (st.q.shape[0],))
+        floor = 0.0 if floor is None else float(floor)
+    res = rnea(skel, st.q, st.qd, st.qdd, gravity)
+    pts = cm.points(skel, st.q)
+    c = momentum(skel, st.q).com
+    chk = evaluate_wrench(skel, res.wrench, pts, flags, c, mu, floor, flight_tol, cm)
+    root = np.flatnonzero(skel.parents < 0)[0]
+    actuated = np.ones(skel.n_dof, dtype=bool)
+    actuated[skel.joint_dofs(int(root))] = False
+    if actuated.any():
+        a = np.abs(res.tau[:, actuated])
+        idx = np.argmax(a, axis=1)
+        peak = a[np.arange(len(a)), idx]
+        peak_dof = np.flatnonzero(actuated)[idx]
+    else:
+        peak = np.zeros(len(st.q))
+        peak_dof = np.zeros(len(st.q), dtype=np.int64)
+    return ClipFeasibility(chk, res.tau, peak, peak_dof, float(floor), motion.fps, mu, st, cm)

@@ -1,0 +1,147 @@
+"""Feasibility reports of whole clips: JSON-ready dictionaries, table rows and PNG plots."""
+
+from __future__ import annotations
+
+import io
+import os
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from ..io._atomic import atomic_write
+from ..motion import Motion
+from .clip import ClipFeasibility
+from .zmp import REASONS
+
+
+def _num(x: float, digits: int = 6) -> float | None:
+    x = float(x)
+    return round(x, digits) if np.isfinite(x) else None
+
+
+def reasons_text(bits: int) -> str:
+    return ", ".join(v for k, v in REASONS.items() if bits & k) or "ok"
+
+
+def summary(res: ClipFeasibility, motion: Motion) -> dict[str, Any]:
+    """Clip-level numbers: infeasible frame count and ranges, worst margin, peak torque."""
+    chk = res.check
+    bad = ~chk.feasible
+    T = len(bad)
+    d = np.diff(np.concatenate([[0], bad.astype(np.int8), [0]]))
+    runs = list(zip(np.flatnonzero(d == 1).tolist(), (np.flatnonzero(d == -1) - 1).tolist(),
+                    strict=True))
+    counts = {v: int(np.count_nonzero(chk.reasons & k)) for k, v in REASONS.items()}
+    contact = chk.in_contact.any(axis=1)
+    pk = int(np.argmax(res.peak_torque)) if T else 0
+    return {
+        "frames": T, "fps": res.fps, "mu": res.mu, "floor": _num(res.floor),
+        "feasible": bool(not bad.any()), "infeasible_frames": int(bad.sum()),
+        "infeasible_ranges": runs, "reasons": counts,
+        "flight_frames": int(np.count_nonzero(~contact)),
+        "min_margin_m": _num(np.nanmin(chk.margin)) if np.isfinite(chk.margin).any() else None,
+        "max_friction_ratio": _num(np.nanmax(np.where(np.isfinite(chk.friction_ratio),
+                                                      chk.friction_ratio, np.nan)))
+        if np.isfinite(chk.friction_ratio).any() else None,
+        "min_normal_force_n": _num(chk.normal_force[contact].min()) if contact.any() else None,
+        "peak_torque_nm": _num(res.peak_torque[pk]) if T else None,
+        "peak_torque_dof": motion.skeleton.dof_names[int(res.peak_dof[pk])] if T else None,
+        "peak_torque_frame": pk,
+        "contact_areas": list(res.contacts.names), "contact_source": res.contacts.source,
+    }
+
+
+def to_dict(res: ClipFeasibility, motion: Motion, source: str = "") -> dict[str, Any]:
+    """Everything per frame, JSON-ready (NaN/inf -> null)."""
+    chk = res.check
+    names = motion.skeleton.dof_names
+    frames = []
+    for t in range(len(chk.feasible)):
+        frames.append({
+            "frame": t, "feasible": bool(chk.feasible[t]), "reasons": reasons_text(int(chk.reasons[t])),
+            "in_contact": [bool(x) for x in chk.in_contact[t]],
+            "zmp": [_num(v) for v in chk.zmp[t, :2]], "com": [_num(v) for v in chk.com[t]],
+            "margin_m": _num(chk.margin[t]), "normal_force_n": _num(chk.normal_force[t], 3),
+            "friction_ratio": _num(chk.friction_ratio[t]),
+            "flight_residual": _num(chk.flight_residual[t]),
+            "peak_torque_nm": _num(res.peak_torque[t], 3), "peak_torque_dof": names[int(res.peak_dof[t])],
+        })
+    return {"source": source, "skeleton": motion.skeleton.name, "summary": summary(res, motion),
+            "frames": frames}
+
+
+def table_rows(res: ClipFeasibility, motion: Motion, every: int = 1) -> tuple[list[str], list[list]]:
+    chk = res.check
+    names = motion.skeleton.dof_names
+    headers = ["frame", "contact", "margin cm", "F_z N", "|F_t|/F_z", "peak tau N m", "at DoF",
+               "verdict"]
+    rows = []
+    areas = res.contacts.names
+    for t in range(0, len(chk.feasible), max(1, every)):
+        c = "+".join(a for a, on in zip(areas, chk.in_contact[t], strict=True) if on) or "flight"
+        rows.append([t, c, round(float(chk.margin[t]) * 100, 2) if np.isfinite(chk.margin[t]) else "-",
+                     round(float(chk.normal_force[t]), 1),
+                     round(float(chk.friction_ratio[t]), 3) if np.isfinite(chk.friction_ratio[t]) else "-",
+                     round(float(res.peak_torque[t]), 1), names[int(res.peak_dof[t])],
+                     reasons_text(int(chk.reasons[t]))])
+    return headers, rows
+
+
+def plot_png(res: ClipFeasibility, motion: Motion, path: str | os.PathLike,
+             title: str = "") -> Path:
+    """Write the plots as one PNG (atomically): ZMP path over the support polygons (top view),
+    ZMP margin and normal force over time, peak joint torque over time."""
+    import matplotlib
+
+    matplotlib.use("Agg", force=False)
+    from matplotlib.figure import Figure
+
+    from .zmp import support_polygon
+
+    chk = res.check
+    skel = motion.skeleton
+    T = len(chk.feasible)
+    t = np.arange(T) / res.fps
+    fig = Figure(figsize=(12, 8), dpi=100)
+    gs = fig.add_gridspec(2, 2)
+    ax = fig.add_subplot(gs[:, 0])
+    step = max(1, T // 60)
+    q = res.states.q
+    for i in range(0, T, step):
+        poly = support_polygon(skel, q[i], chk.in_contact[i], res.contacts)
+        if len(poly) >= 2:
+            closed = np.vstack([poly, poly[:1]])
+            ax.plot(closed[:, 0], closed[:, 1], color="0.75", lw=0.7)
+    ax.plot(chk.com[:, 0], chk.com[:, 1], color="tab:blue", lw=1, label="COM projection")
+    ok = chk.feasible
+    ax.scatter(chk.zmp[ok, 0], chk.zmp[ok, 1], s=4, color="tab:green", label="ZMP (feasible)")
+    ax.scatter(chk.zmp[~ok, 0], chk.zmp[~ok, 1], s=4, color="tab:red", label="ZMP (infeasible)")
+    ax.set_aspect("equal", adjustable="datalim")
+    ax.set_xlabel("x (m)")
+    ax.set_ylabel("y (m)")
+    ax.set_title("ZMP over support polygons (grey)")
+    ax.legend(loc="best", fontsize=8)
+    ax2 = fig.add_subplot(gs[0, 1])
+    ax2.plot(t, chk.margin * 100, color="tab:purple", lw=1)
+    ax2.axhline(0, color="k", lw=0.6)
+    bad = ~ok
+    if bad.any():
+        ax2.fill_between(t, 0, 1, where=bad, transform=ax2.get_xaxis_transform(),
+                         color="tab:red", alpha=0.15, lw=0, label="infeasible")
+        ax2.legend(loc="lower right", fontsize=8)
+    ax2.set_ylabel("ZMP margin (cm)")
+    ax2.set_title("margin (positive inside) and normal force")
+    ax2b = ax2.twinx()
+    ax2b.plot(t, chk.normal_force, color="tab:orange", lw=0.8, alpha=0.7)
+    ax2b.set_ylabel("F_z (N)", color="tab:orange")
+    ax3 = fig.add_subplot(gs[1, 1])
+    ax3.plot(t, res.peak_torque, color="tab:brown", lw=1)
+    ax3.set_xlabel("time (s)")
+    ax3.set_ylabel("peak |tau| (N m)")
+    ax3.set_title("peak joint torque (non-root DoFs)")
+    fig.suptitle(title or f"{skel.name}: feasibility (mu = {res.mu:g})")
+    fig.tight_layout()
+    buf = io.BytesIO()
+    fig.savefig(buf, format="png")
+    return atomic_write(path, buf.getvalue())

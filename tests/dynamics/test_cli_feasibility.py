@@ -1,0 +1,70 @@
+"""`animik feasibility` end to end: exit codes, JSON, PNG, bad input."""
+
+from __future__ import annotations
+
+import json
+
+import numpy as np
+from conftest import SHARED_BVH, needs_shared
+
+import animik
+from animik.cli import main
+from animik.io.bvh_compat import write_bvh_compatible
+from animik.motion import Motion
+
+
+def _standing(tmp_path, frames=40, lean=0.0):
+    skel = animik.load_rig("body95")
+    q = np.tile(skel.rest_q, (frames, 1))
+    if lean:
+        d = skel.dof_index
+        th = np.linspace(0.0, lean, frames)
+        q[:, d("pelvis_tx")] = 0.859 * np.sin(th)
+        q[:, d("pelvis_tz")] = 0.06825 + 0.859 * np.cos(th) - 0.9275  # tz is relative to the rest height
+        q[:, d("pelvis_ry")] = th
+        q[:, d("l_ankle_dorsiflexion")] = th
+        q[:, d("r_ankle_dorsiflexion")] = th
+    path = tmp_path / "clip.bvh"
+    write_bvh_compatible(Motion(skel, q, 30.0), path)
+    return path
+
+
+def test_standing_clip_is_feasible(tmp_path, capsys):
+    path = _standing(tmp_path)
+    out, png = tmp_path / "r.json", tmp_path / "r.png"
+    assert main(["feasibility", str(path), "--json", str(out), "--plot", str(png), "--every", "10"]) == 0
+    data = json.loads(out.read_text())
+    assert data["summary"]["feasible"] and data["summary"]["frames"] == 40
+    assert len(data["frames"]) == 40 and data["frames"][0]["in_contact"] == [True, True]
+    assert png.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+    assert "infeasible frames: 0 / 40" in capsys.readouterr().out
+
+
+def test_leaning_clip_exits_5(tmp_path):
+    path = _standing(tmp_path, frames=60, lean=0.5)
+    out = tmp_path / "r.json"
+    assert main(["feasibility", str(path), "--json", str(out), "--every", "0"]) == 5
+    s = json.loads(out.read_text())["summary"]
+    assert s["infeasible_frames"] > 0 and s["reasons"]["zmp outside"] > 0
+    assert s["infeasible_ranges"][-1][1] == 59  # the end of the lean is past the toes
+
+
+def test_bad_input(tmp_path, capsys):
+    path = _standing(tmp_path)
+    assert main(["feasibility", str(path), "--mu", "0"]) == 3
+    assert "mu" in capsys.readouterr().err
+    assert main(["feasibility", str(tmp_path / "missing.bvh")]) == 4
+    bad = tmp_path / "bad.bvh"
+    bad.write_text(path.read_text().replace("MOTION", "MOTIONX"))
+    assert main(["feasibility", str(bad)]) == 3
+
+
+@needs_shared
+def test_shared_mocap_on_body95(tmp_path):
+    clip = SHARED_BVH / "cmu" / "02_01.bvh"
+    out = tmp_path / "r.json"
+    code = main(["feasibility", str(clip), "--rig", "body95", "--json", str(out), "--every", "0"])
+    assert code in (0, 5)
+    s = json.loads(out.read_text())["summary"]
+    assert s["frames"] > 100 and s["contact_areas"] == ["l_foot", "r_foot"]
+    assert code == (0 if s["feasible"] else 5)
