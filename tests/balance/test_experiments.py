@@ -64,6 +64,17 @@ def test_cli_writes_json_and_plot(tmp_path, capsys):
     assert "anticipation_s" in capsys.readouterr().out
 
 
+def test_cli_full_body_plant(tmp_path, capsys):
+    out = tmp_path / "e2.json"
+    assert main(["balance", "experiment", "2", "--plant", "full-body", "--json", str(out)]) == 0
+    data = json.loads(out.read_text())
+    assert data["plant"] == "full-body (leg)" and data["cop_model_gap_max_m"] > 0.005
+    assert "full-body plant, pose leg" in capsys.readouterr().out
+    with pytest.raises(SystemExit) as e:
+        main(["balance", "experiment", "1", "--plant", "three-mass"])
+    assert e.value.code == 2
+
+
 def test_cli_bad_experiment_and_rig(capsys):
     assert main(["balance", "experiment", "5"]) == 3
     assert "experiment must be one of" in capsys.readouterr().err

@@ -28,7 +28,7 @@ def draw_drive_panel(state: AppState) -> None:
     x, y, w, h = state.view_rect
     # first use: bottom-left of the 3-D view, large enough for the plot to be read
     imgui.set_next_window_pos((x + 8, y + h - 8), imgui.Cond_.first_use_ever, (0.0, 1.0))
-    imgui.set_next_window_size((430, 330), imgui.Cond_.first_use_ever)
+    imgui.set_next_window_size((430, 350), imgui.Cond_.first_use_ever)
     if imgui.begin("Drive")[0]:
         _, base = sess.current()
         speed = float(np.hypot(base[0, 1], base[1, 1]))
@@ -36,6 +36,9 @@ def draw_drive_panel(state: AppState) -> None:
         imgui.text(f"speed {speed:4.2f} m/s   yaw {np.degrees(sess.yaw):6.1f} deg")
         imgui.text(f"CoP margin {1e3 * margin:6.1f} mm (octagon)   "
                    f"{1e3 * drive_mode.support_margin_now(sess):6.1f} mm (wheels)")
+        gap = float(np.linalg.norm(sess.cop() - sess.model_cop()))
+        imgui.text(f"full-body CoP {1e3 * gap:5.1f} mm from the two-mass model's   "
+                   f"lean error {1e3 * sess.full_body.residual:4.1f} mm")
         zeta = sess.zeta_hist[-1] if sess.zeta_hist else 0.0
         imgui.text(f"zeta {zeta:4.2f}   MPC {sess.last_ms:5.2f} ms ({sess.mpc.solver})   "
                    f"cycles {sess.cycles}")
