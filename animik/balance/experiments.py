@@ -161,8 +161,8 @@ def run(exp: Experiment, model: RobotModel, solver: str | None = None, substeps:
     metrics = _metrics(exp, model, s, ref, cycle_ms, statuses, one_mass, closed_loop, mpc.solver)
     gap = np.linalg.norm(s["cop"] - s["cop_model"], axis=1)
     metrics |= {"plant": plant_name if full_body is None else f"{plant_name} ({pose})",
-                "cop_model_gap_max_m": float(gap.max()),
-                "cop_model_gap_rms_m": float(np.sqrt(np.mean(gap ** 2))),
+                "cop_model_gap_max_m": float(np.nanmax(gap)),
+                "cop_model_gap_rms_m": float(np.sqrt(np.nanmean(gap ** 2))),
                 "com_error_max_m": float(s["com_error"].max()),
                 "com_unreached_samples": int(np.sum(s["com_error"] > 1e-3))}
     return RunResult(exp, metrics, s)
@@ -212,11 +212,13 @@ def _metrics(exp, model, s, ref, cycle_ms, statuses, one_mass, closed_loop, solv
         "max_base_acceleration_m_s2": model.max_acceleration,
         "tracking_rmse_m": float(np.sqrt(np.mean(err ** 2))),
         "corner_tracking_rmse_m": float(np.sqrt(np.mean(err[corner] ** 2))) if corner.any() else None,
-        "max_cop_base_distance_m": float(d_cop.max()),
-        "max_zeta": float(s["zeta"].max()),
-        "min_support_margin_m": float(s["margin"].min()),
-        "cop_outside_samples": int(np.sum(s["margin"] < 0.0)),
-        "cop_outside_octagon_circle_samples": int(np.sum(d_cop > model.support_radius + 1e-9)),
+        # a NaN CoP (the full body would need a pulling floor, F_z <= 0) counts as outside
+        "max_cop_base_distance_m": float(np.nanmax(d_cop)),
+        "max_zeta": float(np.nanmax(s["zeta"])),
+        "min_support_margin_m": float(np.nanmin(s["margin"])),
+        "cop_outside_samples": int(np.sum(~(s["margin"] >= 0.0))),
+        "cop_outside_octagon_circle_samples": int(np.sum(~(d_cop <= model.support_radius + 1e-9))),
+        "cop_undefined_samples": int(np.sum(np.isnan(s["cop"]).any(axis=1))),
         "samples": int(len(s["t"])),
         "anticipation_s": round(_anticipation(s, ref), 6),
         "final_position_error_m": float(err[-1]),

@@ -75,7 +75,7 @@ def add_parser(subparsers) -> argparse.ArgumentParser:
 
 
 _SHOWN = ["tracking_rmse_m", "corner_tracking_rmse_m", "max_cop_base_distance_m", "max_zeta",
-          "min_support_margin_m", "cop_outside_samples", "anticipation_s",
+          "min_support_margin_m", "cop_outside_samples", "cop_undefined_samples", "anticipation_s",
           "final_position_error_m", "base_jerk_rms_m_s3", "cycle_ms_median", "cycle_ms_p99",
           "infeasible_cycles", "cop_model_gap_max_m", "cop_model_gap_rms_m",
           "com_error_max_m", "com_unreached_samples"]
