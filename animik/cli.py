@@ -37,9 +37,10 @@ EXIT_OK, EXIT_BUG, EXIT_USAGE, EXIT_DATA, EXIT_OS, EXIT_NOT_MET = 0, 1, 2, 3, 4,
 _COMMAND_MODULES: list[str] = [
     "animik.commands.solve", "animik.commands.tune", "animik.commands.export",
     "animik.commands.retarget", "animik.commands.feasibility", "animik.commands.filter",
+    "animik.commands.balance",
 ]
 _BENCH_MODULES: list[str] = ["animik.bench.ik", "animik.bench.app", "animik.bench.retarget",
-                               "animik.bench.dynamics"]
+                               "animik.bench.dynamics", "animik.bench.balance"]
 
 _EPILOG = """\
 exit codes:

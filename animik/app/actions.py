@@ -16,12 +16,14 @@ function rather than this facade (only the panels in ``animik.app.ui`` and the G
 
 from __future__ import annotations
 
+from pathlib import Path
+
+from . import documents, modes
 from .documents import (
     DEFAULT_SCENE_NAME,
     bvh_document,
     default_scene_path,
     document_from_scene,
-    make_state,
     open_document,
     open_into,
     replace_document,
@@ -61,6 +63,19 @@ from .solve import (
     solver_options,
     step_ik,
 )
+from .state import AppState, History
+
+
+def make_state(target: str | Path | None = None, save_path: str | Path | None = None,
+               size: tuple[int, int] = (1280, 800)) -> AppState:
+    """A fresh app state on ``target`` (:func:`animik.app.documents.make_state`), in the mode
+    its document asks for (:func:`animik.app.modes.open_scene`: a "... drive ..." scene opens
+    in drive mode)."""
+    state = documents.make_state(target, save_path=save_path, size=size)
+    modes.open_scene(state)
+    state.history = History(state.doc)  # opened in its mode: not an undo step
+    return state
+
 
 __all__ = [
     "APP_TOLERANCES", "DEFAULT_SCENE_NAME", "USER_ERRORS", "active_targets", "available_solvers",

@@ -14,6 +14,7 @@ Mouse:
     middle drag           orbit (Shift + middle: pan)
     right drag            pan; right click on a handle: its context menu
     wheel                 zoom
+    (the current mode sees a press first: drive mode takes Ctrl + left as a goal on the floor)
 Keys:
     F frame selection · Home / R reset view · arrows orbit (Shift: pan) · +/- or PgUp/PgDn
     zoom · P pin/unpin · O 6-D target on/off ·
@@ -117,6 +118,9 @@ class ViewportController:
         self.press_px = (px, py)
         self.press_site = None
         self.press_joint = None
+        if modes.current(s).on_mouse_press(s, px, py, button, modifiers):
+            self.mode = "mode"  # the mode took the press (drive mode: Ctrl + click a goal)
+            return
         if button == K.LEFT:
             g = self.geometry()
             ring = pick_ring(s, g, px, py)
@@ -156,6 +160,8 @@ class ViewportController:
                 self._move(px, py, modifiers)
         elif self.mode == "rotate" and s.drag is not None:
             self._rotate(px, py)
+        elif self.mode == "mode":
+            modes.current(s).on_mouse_drag(s, px, py, modifiers)
 
     def on_mouse_release(self, x, y, button, modifiers):
         s = self.state

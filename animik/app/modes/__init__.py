@@ -19,13 +19,14 @@ from __future__ import annotations
 from .. import physics
 from ..state import AppState
 from .base import Mode
+from .drive import DriveMode
 from .pose import PoseMode
 from .retarget import RetargetMode
 
 #: The pose mode: ``Document.mode`` is None.
 POSE = PoseMode()
 #: Every other mode by its name (``ModeData.name`` of the data it runs on).
-REGISTRY: dict[str, Mode] = {m.name: m for m in (RetargetMode(),)}
+REGISTRY: dict[str, Mode] = {m.name: m for m in (RetargetMode(), DriveMode())}
 
 
 def current(state: AppState) -> Mode:
@@ -38,6 +39,13 @@ def current(state: AppState) -> Mode:
     return POSE if data is None else REGISTRY[data.name]
 
 
+def open_scene(state: AppState) -> None:
+    """Enter the mode a freshly opened document asks for, if any (:meth:`Mode.open_with`)."""
+    for mode in REGISTRY.values():
+        if mode.open_with(state):
+            return
+
+
 def update(state: AppState, dt: float) -> None:
     """Advance the app by one frame: the current mode's update (renderers then draw ``state``)."""
     current(state).update(state, dt)
@@ -45,4 +53,4 @@ def update(state: AppState, dt: float) -> None:
         physics.update_physics(state, dt)  # the overlay evaluates whatever pose the mode made
 
 
-__all__ = ["POSE", "REGISTRY", "Mode", "current", "update"]
+__all__ = ["POSE", "REGISTRY", "Mode", "current", "open_scene", "update"]

@@ -58,6 +58,21 @@ class Mode:
         effector keys). Returns True when the mode used it."""
         return False
 
+    def on_mouse_press(self, state: AppState, px: float, py: float, button: int,
+                       modifiers: int) -> bool:
+        """A mouse button pressed in the view at view pixel ``(px, py)``, before handle
+        picking. Returns True when the mode takes the press: the drag that follows goes to
+        :meth:`on_mouse_drag` (not to handles or the camera)."""
+        return False
+
+    def on_mouse_drag(self, state: AppState, px: float, py: float, modifiers: int) -> None:
+        """The mouse moved with the button of a press the mode took (:meth:`on_mouse_press`)."""
+
+    def open_with(self, state: AppState) -> bool:
+        """A document just opened (:func:`animik.app.modes.open_scene`) may ask for this mode:
+        enter it and return True if so (drive mode: a "... drive ..." scene)."""
+        return False
+
     def end_drag(self, state: AppState, drag: Drag) -> bool:
         """A handle drag that moved was released (``state.drag`` is already None; the edit is
         committed after this). Returns True when the mode turned it into its own edit, False

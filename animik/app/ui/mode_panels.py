@@ -10,12 +10,13 @@ from __future__ import annotations
 from collections.abc import Callable
 
 from ..state import AppState
+from .drive_panel import draw_drive_panel, draw_drive_tools
 from .retarget_panel import draw_retarget_panel, draw_retarget_tools
 
 #: Tools menu entries, in menu order.
-TOOLS_MENU: tuple[Callable[[AppState], None], ...] = (draw_retarget_tools,)
+TOOLS_MENU: tuple[Callable[[AppState], None], ...] = (draw_retarget_tools, draw_drive_tools)
 #: Panels of the modes, drawn every frame after the app's own.
-PANELS: tuple[Callable[[AppState], None], ...] = (draw_retarget_panel,)
+PANELS: tuple[Callable[[AppState], None], ...] = (draw_retarget_panel, draw_drive_panel)
 
 
 def draw_mode_panels(state: AppState) -> None:
