@@ -96,6 +96,49 @@ def test_posture_and_limit_tasks_jacobians_match_finite_differences(rng):
         assert limits.rows > 0 and np.any(limits.compute_error(fr) != 0)
 
 
+def test_fik_kernel_com_block_jacobian_matches_finite_differences(rng):
+    """FIK's compiled loop evaluates the CoM rows itself (the point block): its transposed
+    Jacobian equals central differences of its own error, and no row outside a DoF's run of
+    rows depends on that DoF (the sparse products would drop it)."""
+    from animik.ik import _fik_kernels as K
+    from animik.ik import fik
+
+    skel = animik.load_rig("body95")
+    q0 = np.clip(np.array(skel.rest_q) + rng.normal(0.0, 0.2, skel.n_dof), skel.lower, skel.upper)
+    hand = forward_kinematics(skel, q0).site_positions[skel.site_index("l_hand")]
+    c = com_position(skel, q0)
+    prob = build_problem(skel, q0, {"l_hand": hand + [0.0, 0.1, 0.1]}, pinned=["l_foot", "r_foot"],
+                         com=(c[0] + 0.05, c[1], c[2] - 0.02), weights={"com": 2.0})
+    s = fik._setup(prob, fik.resolve_options(prob, {}), K.FORM_VARIABLE)
+    ctx = fik._context(prob, s, K.FORM_VARIABLE)
+    task = fik._task_arrays(prob, ctx.lay)
+    n, m, k, nj = ctx.n, ctx.m, ctx.k, skel.n_joints
+
+    def evaluate(q):
+        work = (np.empty((nj, 3, 3)), np.empty((nj, 3)), np.empty((n, 3)), np.empty((n, 3)),
+                np.empty((k, 3, 3)), np.empty((k, 3)))
+        e, jt, se = np.zeros(m), np.zeros((n, m)), np.zeros((k + 1, 2))
+        K.evaluate(q, ctx.model, task, ctx.struct, work, e, jt, se)
+        return e, jt
+
+    _, jt = evaluate(q0)
+    h = 1e-6
+    fd = np.empty((n, m))
+    for d in range(n):
+        dq = np.zeros(n)
+        dq[d] = h
+        fd[d] = -(evaluate(q0 + dq)[0] - evaluate(q0 - dq)[0]) / (2 * h)  # e = w (target - value)
+    ms = m - 3
+    assert np.abs(fd[:, ms:]).max() > 0.1  # the CoM rows are exercised (weight 2)
+    np.testing.assert_allclose(jt[:, ms:], fd[:, ms:], atol=1e-7)
+    np.testing.assert_allclose(jt[:, :ms], fd[:, :ms], atol=1e-7)
+    r0, r1 = ctx.struct[0], ctx.struct[1]
+    for d in range(n):
+        outside = np.ones(m, dtype=bool)
+        outside[r0[d]:r1[d]] = False
+        assert np.abs(fd[d, outside]).max(initial=0.0) < 1e-8
+
+
 def test_com_matches_mujoco(tmp_path):
     mujoco = pytest.importorskip("mujoco")
     from animik.io.mjcf import mjcf_mass_properties, write_mjcf
