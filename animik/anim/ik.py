@@ -25,7 +25,7 @@ from typing import TYPE_CHECKING
 import numpy as np
 
 from ..ik import build_problem, solve_problem
-from ..ik.fik import per_dof
+from ..ik.options import per_dof
 from .sampling import sample_effector, sample_pose
 from .tracks import ClipError, ik_dof_mask
 

@@ -1,12 +1,15 @@
 """The pose mode's per-frame IK: one warm-started solver call a frame, skipped when there is
 nothing to do; the solvers the app offers and its option defaults.
 
-The problem is rebuilt only when the set of constrained sites, their kind (3 or 6 rows) or
-weights change; otherwise only the target poses are updated (``IKProblem.with_targets``). The
-solved pose enters the document through the trusted path (:meth:`Document.with_pose`: no
-re-validation of the rest, no copy of what did not change), and the check "is every
-constraint met?" reads the frame's kinematic snapshot (``state.fk``), the same forward
-kinematics the view and picking use.
+The solver runs on the trusted per-frame path (:func:`animik.ik.prepare_problem`, docs/fik.md
+§9): the problem and the solver options are validated and prepared once, again only when the set
+of constrained sites, their kind (3 or 6 rows) or weights, the skeleton or the solver settings
+change (the Solver panel applies settings live); per frame only the target positions (and the
+rotations of oriented targets) go in. The solved pose enters the document through the trusted
+path (:meth:`Document.with_pose`: no re-validation of the rest, no copy of what did not change)
+together with the solver's own forward kinematics at that pose (``IKResult.fk``), which becomes
+the frame's kinematic snapshot: the check "is every constraint met?", the view and picking read
+it, and the app runs no forward kinematics of its own on a solved frame.
 """
 
 from __future__ import annotations
@@ -17,10 +20,9 @@ from typing import Any
 
 import numpy as np
 
-from ..ik import SOLVERS, build_problem, solve_problem
-from ..kinematics import FKResult
+from ..ik import SOLVERS, build_problem, prepare_problem
 from .edits import USER_ERRORS, describe
-from .state import AppState, Effector, SolverSettings
+from .state import AppState, Effector, IKCache, SolverSettings
 
 # The app solves tighter than the library default (1 mm): a dragged hand sits on its handle.
 APP_TOLERANCES = {"tol_position": 1e-4, "tol_rotation": 1e-3}  # m, rad
@@ -71,8 +73,9 @@ def active_targets(state: AppState) -> dict[str, Any]:
 def step_ik(state: AppState) -> None:
     """Run the solver once for this frame (warm-started), if anything is constrained.
 
-    The problem is rebuilt only when the set of constrained sites, their kind (3 or 6 rows) or
-    weights change; otherwise only the target poses are updated (``IKProblem.with_targets``).
+    The prepared solver (:attr:`IKCache.prepared`) is rebuilt only when the skeleton, the set
+    of constrained sites, their kind (3 or 6 rows) or weights, or the solver settings change;
+    otherwise only this frame's target positions (and oriented targets' rotations) are passed.
     The FIK filter states come back in ``result.state`` and go into the next frame's call.
     """
     doc = state.doc
@@ -97,21 +100,15 @@ def step_ik(state: AppState) -> None:
         state.stats.record(_max_error_mm(state, effs), 0, 0.0)
         return
     t0 = time.perf_counter()
-    targets = {e.site: (e.position if e.rotation is None else (e.position, e.rotation))
-               for e in effs}
     key = (id(doc.skeleton), tuple((e.site, e.oriented, e.weight) for e in effs))
     try:
-        if cache.key != key or cache.problem is None:
-            cache.problem = build_problem(doc.skeleton, doc.q, targets,
-                                          weights={e.site: e.weight for e in effs})
-            cache.key = key
-            cache.solver_state = None
-        else:
-            cache.problem = cache.problem.with_targets(targets)
-        opts = solver_options(doc.solver)
-        result = solve_problem(cache.problem, doc.q, doc.solver.name,
-                               max_iterations=int(doc.solver.iterations),
-                               state=cache.solver_state, **opts)
+        ik = _prepared(cache, doc, effs, key)
+        # the prepared problem's rows are the effectors in this order (build_problem keeps the
+        # order of its targets): positions in one array, rotations only for oriented targets
+        positions = np.array([e.position for e in effs])
+        rotations = {e.site: (e.position, e.rotation) for e in effs if e.rotation is not None}
+        result = ik.solve(doc.q, positions=positions, targets=rotations or None,
+                          state=cache.solver_state, max_iterations=int(doc.solver.iterations))
     except Exception as e:  # a solver bug must not take the user's scene down with it
         if not isinstance(e, USER_ERRORS):
             import traceback
@@ -128,15 +125,38 @@ def step_ik(state: AppState) -> None:
     cache.solved_version = state.version
     if not np.array_equal(result.q, doc.q):
         state.doc = doc.with_pose(result.q)
-        # A solver that returns the forward kinematics it evaluated at result.q (IKResult.fk,
-        # FIK's trusted path) saves the frame its one FK pass: the view, picking and the next
-        # frame's constraint check read this snapshot.
-        fk = getattr(result, "fk", None)
-        if isinstance(fk, FKResult):
-            state.adopt_kinematics(state.doc.q, fk)
+        # The prepared solvers return the forward kinematics at result.q that their last
+        # iteration evaluated (FIK: the kernel's own frames; the generic solvers: the frames
+        # of their final error evaluation): it becomes the frame's snapshot, so the view,
+        # picking and the next frame's constraint check run no FK of their own.
+        fk = result.fk
+        if not result.has_frames:
+            state.stats.fk_passes += 1  # computed on demand: an FK pass the app asked for
+        state.adopt_kinematics(state.doc.q, fk)
     if state.drag is None:
         state.history.amend(state.doc)
     state.stats.record(1e3 * result.max_error, result.iterations, ik_ms)
+
+
+def _prepared(cache: IKCache, doc, effs: list[Effector], key: tuple):
+    """The prepared solver for these effectors and settings (re-prepared when they change)."""
+    settings = doc.solver
+    if (cache.prepared is not None and cache.key == key
+            and (cache.settings is settings
+                 or (cache.settings is not None and cache.settings.same_as(settings)))):
+        cache.settings = settings
+        return cache.prepared
+    targets = {e.site: (e.position if e.rotation is None else (e.position, e.rotation))
+               for e in effs}
+    problem = build_problem(doc.skeleton, doc.q, targets, weights={e.site: e.weight for e in effs})
+    if list(problem.site_names) != [e.site for e in effs]:  # the row order solve() relies on
+        raise RuntimeError(f"IK problem rows {list(problem.site_names)} are not the effectors "
+                           f"{[e.site for e in effs]}")
+    cache.solver_state = None  # filter states of other rows, or of other settings
+    cache.prepared = None
+    cache.prepared = prepare_problem(problem, settings.name, **solver_options(settings))
+    cache.key, cache.settings = key, settings
+    return cache.prepared
 
 
 def constraints_met(state: AppState, effs: list[Effector]) -> bool:

@@ -17,10 +17,10 @@ import collections
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 
-from ..ik.problem import IKProblem
 from ..ik.result import IKResult
 from ..kinematics import FKResult, forward_kinematics
 from ..skeleton import Skeleton
@@ -121,10 +121,18 @@ class Stats:
 
 @dataclass
 class IKCache:
-    """The IK problem and the solver's warm-start state between frames (not undone)."""
+    """The prepared solver and its warm-start state between frames (not undone).
+
+    Attributes:
+        key: the skeleton's identity and the constrained ``(site, oriented, weight)`` the
+            prepared solver was built for.
+        settings: the :class:`SolverSettings` it was prepared with.
+        prepared: ``animik.ik.prepare_problem(...)`` (``PreparedFIK`` or ``PreparedSolver``).
+    """
 
     key: tuple | None = None
-    problem: IKProblem | None = None
+    settings: SolverSettings | None = None
+    prepared: Any = None
     solver_state: object | None = None  # the solver's own (FIK: filter states), passed back
     last_result: IKResult | None = None
     solved_version: int = -1

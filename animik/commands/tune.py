@@ -20,7 +20,8 @@ import time
 
 from .._table import format_table
 from ..errors import AnimikError
-from ..ik.tuning import save_tuning, tune, tuning_path
+from ..ik.autotune import tune
+from ..ik.tuning import save_tuning, tuning_path
 from ..rigs import load_rig
 
 _EPILOG = """\

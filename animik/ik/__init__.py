@@ -63,7 +63,8 @@ def solve_ik(
 
     Raises:
         UnknownNameError: unknown solver or site name.
-        ShapeError: bad shapes or NaN in ``q0`` / targets.
+        ShapeError: bad shapes of ``q0`` / targets. ValueRangeError: NaN, a non-rotation.
+        OptionError: bad option values or argument types.
     """
     problem = build_problem(skel, q0, targets, weights=weights, pinned=pinned,
                             pin_rotation=bool(options.pop("pin_rotation", False)),

@@ -16,7 +16,7 @@ from typing import Any
 
 import numpy as np
 
-from ..errors import ShapeError, UnknownNameError, names_hint
+from ..errors import OptionError, UnknownNameError, names_hint
 from .common import (
     DEFAULT_TOL_POSITION,
     DEFAULT_TOL_ROTATION,
@@ -44,7 +44,7 @@ def parse_options(solver: str, options: Mapping[str, Any], defaults: Mapping[str
 
     Raises:
         UnknownNameError: an option the solver does not know (valid names listed).
-        ShapeError: a bad value (the message names the option).
+        OptionError: a bad value (the message names the option).
     """
     allowed = {**COMMON_DEFAULTS, **defaults}
     unknown = sorted(set(options) - set(allowed))
@@ -60,7 +60,7 @@ def parse_options(solver: str, options: Mapping[str, Any], defaults: Mapping[str
     out["stall_rel"] = check_positive("stall_rel", out["stall_rel"], allow_zero=True)
     cb = out["callback"]
     if cb is not None and not callable(cb):
-        raise ShapeError(f"callback must be callable or None, got {type(cb).__name__}")
+        raise OptionError(f"callback must be callable or None, got {type(cb).__name__}")
     return out
 
 
@@ -70,18 +70,18 @@ def check_range(name: str, value: Any, lo: float, hi: float, lo_open: bool = Tru
     try:
         v = float(value)
     except (TypeError, ValueError):
-        raise ShapeError(f"{name} must be a number, got {value!r}") from None
+        raise OptionError(f"{name} must be a number, got {value!r}") from None
     ok = np.isfinite(v) and (v > lo if lo_open else v >= lo) and (v < hi if hi_open else v <= hi)
     if not ok:
         lb = "(" if lo_open else "["
         rb = ")" if hi_open else "]"
-        raise ShapeError(f"{name} must be in {lb}{lo}, {hi}{rb}, got {value!r}")
+        raise OptionError(f"{name} must be in {lb}{lo}, {hi}{rb}, got {value!r}")
     return v
 
 
 def check_choice(name: str, value: Any, choices: tuple[str, ...]) -> str:
     if value not in choices:
-        raise ShapeError(f"{name} must be one of {list(choices)}, got {value!r}")
+        raise OptionError(f"{name} must be one of {list(choices)}, got {value!r}")
     return str(value)
 
 

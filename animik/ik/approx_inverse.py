@@ -66,7 +66,7 @@ from collections.abc import Sequence
 
 import numpy as np
 
-from ..errors import ShapeError
+from ..errors import OptionError
 from ._baseline import Loop, bound_step, check_range, parse_options, solve_with_clamping
 from .common import check_positive, check_q0, make_result
 from .problem import IKProblem
@@ -148,16 +148,16 @@ def knee_like_dofs(skel) -> np.ndarray:
 def _compensate_mask(skel, spec) -> np.ndarray:
     if isinstance(spec, str):
         if spec != "auto":
-            raise ShapeError(f"compensate_dofs must be 'auto' or a list of DoF names, got {spec!r}")
+            raise OptionError(f"compensate_dofs must be 'auto' or a list of DoF names, got {spec!r}")
         return knee_like_dofs(skel)
     if not isinstance(spec, Sequence):
-        raise ShapeError(
+        raise OptionError(
             f"compensate_dofs must be 'auto' or a list of DoF names, got {type(spec).__name__}")
     mask = np.zeros(skel.n_dof, dtype=bool)
     for name in spec:
         k = skel.dof_index(name)  # UnknownNameError lists the valid names
         if skel.dof_type[k] != 0 or not (np.isfinite(skel.lower[k]) and np.isfinite(skel.upper[k])):
-            raise ShapeError(f"compensate_dofs: DoF {name!r} must be a rotation with finite limits")
+            raise OptionError(f"compensate_dofs: DoF {name!r} must be a rotation with finite limits")
         mask[k] = True
     return mask
 
@@ -298,16 +298,17 @@ def solve(problem: IKProblem, q0: np.ndarray, **options) -> IKResult:
             m, 0.5), ``stall_window`` (50), ``stall_rel``, ``state`` (ignored), ``callback``.
 
     Raises:
-        UnknownNameError: unknown option or DoF name. ShapeError: bad option value or ``q0``.
+        UnknownNameError: unknown option or DoF name. OptionError: bad option value. ShapeError,
+            ValueRangeError: bad ``q0``.
     """
     if problem.tasks:  # its candidate / compensation logic works on site rows only
-        raise ShapeError(f"solver 'approx_inverse' handles site targets only, not the tasks "
+        raise OptionError(f"solver 'approx_inverse' handles site targets only, not the tasks "
                          f"{[t.name for t in problem.tasks]}; use 'fik', 'dls' or 'pinv'")
     o = parse_options(NAME, options, DEFAULTS)
     gain = check_range("gain", o["gain"], 0.0, 2.0, hi_open=True)
     comp = o["compensate"]
     if not isinstance(comp, (bool, np.bool_)):
-        raise ShapeError(f"compensate must be True or False, got {comp!r}")
+        raise OptionError(f"compensate must be True or False, got {comp!r}")
     floor = check_range("floor", o["floor"], 0.0, 1.0, hi_open=True)
     zone = check_positive("compensation_zone", o["compensation_zone"], allow_zero=True)
     c_gain = check_range("compensation_gain", o["compensation_gain"], 0.0, 1.0, lo_open=False)

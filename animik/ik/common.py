@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..errors import ShapeError
+from ..errors import OptionError, ShapeError
 from .problem import IKProblem, ProblemWorkspace
 from .result import IKResult
 
@@ -22,13 +22,13 @@ def check_q0(problem: IKProblem, q0: np.ndarray) -> np.ndarray:
 
 
 def check_positive(name: str, value: float, allow_zero: bool = False) -> float:
-    """A finite positive (or non-negative) scalar option, else a ShapeError naming it."""
+    """A finite positive (or non-negative) scalar option, else an OptionError naming it."""
     try:
         v = float(value)
     except (TypeError, ValueError):
-        raise ShapeError(f"{name} must be a number, got {value!r}") from None
+        raise OptionError(f"{name} must be a number, got {value!r}") from None
     if not np.isfinite(v) or v < 0 or (v == 0 and not allow_zero):
-        raise ShapeError(f"{name} must be {'non-negative' if allow_zero else 'positive'}, got {value!r}")
+        raise OptionError(f"{name} must be {'non-negative' if allow_zero else 'positive'}, got {value!r}")
     return v
 
 
@@ -36,10 +36,10 @@ def check_count(name: str, value, minimum: int = 0) -> int:
     """An integer option ``>= minimum`` (bools and floats with a fraction rejected)."""
     if isinstance(value, bool) or not isinstance(value, (int, np.integer, float, np.floating)) \
             or (isinstance(value, (float, np.floating)) and not float(value).is_integer()):
-        raise ShapeError(f"{name} must be an integer >= {minimum}, got {value!r}")
+        raise OptionError(f"{name} must be an integer >= {minimum}, got {value!r}")
     v = int(value)
     if v < minimum:
-        raise ShapeError(f"{name} must be an integer >= {minimum}, got {value!r}")
+        raise OptionError(f"{name} must be an integer >= {minimum}, got {value!r}")
     return v
 
 

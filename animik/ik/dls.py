@@ -33,7 +33,7 @@ from __future__ import annotations
 import numpy as np
 from scipy.linalg.lapack import dpotrf, dpotrs
 
-from ..errors import ShapeError
+from ..errors import OptionError
 from ._baseline import bound_step, check_choice, parse_options, solve_with_clamping, start
 from .common import check_positive, make_result
 from .problem import IKProblem
@@ -111,14 +111,15 @@ def solve(problem: IKProblem, q0: np.ndarray, **options) -> IKResult:
         :class:`IKResult` with ``state = {"damping": λ}``.
 
     Raises:
-        UnknownNameError: unknown option. ShapeError: bad option value or ``q0``.
+        UnknownNameError: unknown option. OptionError: bad option value. ShapeError,
+            ValueRangeError: bad ``q0``.
     """
     o = parse_options(NAME, options, DEFAULTS)
     lam0 = check_positive("damping", o["damping"])
     lam_min = check_positive("damping_min", o["damping_min"])
     lam_max = check_positive("damping_max", o["damping_max"])
     if lam_min > lam_max:
-        raise ShapeError(f"damping_min ({lam_min}) must not exceed damping_max ({lam_max})")
+        raise OptionError(f"damping_min ({lam_min}) must not exceed damping_max ({lam_max})")
     w0 = check_positive("manipulability_threshold", o["manipulability_threshold"])
     max_step = check_positive("max_step", o["max_step"])
     mode = check_choice("adaptive", o["adaptive"], ("none", "lm", "manipulability"))

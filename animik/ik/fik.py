@@ -31,7 +31,8 @@ iterate is projected into the limits, and a DoF held on a limit has its gain ``v
 Warm start: ``result.state`` (:class:`FIKState`) holds ``z``, ``bz``, the gain factor and the
 adapted step; pass it back (``solve_ik(..., state=result.state)``) on the next frame and the
 filter continues instead of restarting. A state whose DoF count, sites or task rows differ from
-the problem's is **rejected** with a :class:`~animik.errors.ShapeError` (pass ``state=None`` to
+the problem's is **rejected** with a :class:`~animik.errors.OptionError` (another solver, not a state) or
+:class:`~animik.errors.ShapeError` (other DoFs or rows) (pass ``state=None`` to
 restart the filter).
 
 Stored per-skeleton tuning (``animik tune RIG``, :mod:`animik.ik.tuning`) is applied by default;
@@ -44,18 +45,30 @@ import math
 import weakref
 from collections.abc import Mapping
 from dataclasses import dataclass
+from os import PathLike
 from typing import Any
 
 import numpy as np
 
 from ..cache import cached
-from ..errors import ShapeError, UnknownNameError, names_hint
+from ..errors import OptionError, ShapeError, UnknownNameError, ValueRangeError, names_hint
 from ..kinematics import FKResult, kernel_args
 from ..skeleton import Skeleton
 from . import _fik_kernels as K
-from .common import DEFAULT_TOL_POSITION, DEFAULT_TOL_ROTATION, check_count, check_positive, check_q0
-from .problem import IKProblem
+from . import tuning
+from .common import (
+    DEFAULT_TOL_POSITION,
+    DEFAULT_TOL_ROTATION,
+    StallDetector,
+    check_count,
+    check_positive,
+    check_q0,
+)
+from .options import check_choice, check_real, per_dof
+from .problem import IKProblem, _parse_target
 from .result import IKResult
+from .tasks import limits, posture
+from .tuning import FIKTuning, hinf_gain, load_tuning, read_tuning
 
 NAME = "fik"
 NAME_FIXED = "fik_fixed"
@@ -200,7 +213,7 @@ def solve(problem: IKProblem, q0: np.ndarray, **options: Any) -> IKResult:
         :class:`IKResult` with ``state`` a :class:`FIKState`; ``q`` is always within limits.
 
     Raises:
-        UnknownNameError: unknown option or DoF name. ShapeError: bad option value, bad
+        UnknownNameError: unknown option or DoF name. OptionError: bad option value, bad
             ``q0``, or a ``state`` that belongs to another problem.
     """
     return _solve(problem, q0, options, K.FORM_VARIABLE)
@@ -218,85 +231,14 @@ def solve_fixed(problem: IKProblem, q0: np.ndarray, **options: Any) -> IKResult:
 
 
 # --------------------------------------------------------------------------- options
-def _check_real(name: str, value: Any, lo: float | None = None, hi: float | None = None,
-                lo_open: bool = False, hi_open: bool = False) -> float:
-    try:
-        v = float(value)
-    except (TypeError, ValueError):
-        raise ShapeError(f"{name} must be a number, got {value!r}") from None
-    bad = not np.isfinite(v)
-    if lo is not None and (v < lo or (lo_open and v == lo)):
-        bad = True
-    if hi is not None and (v > hi or (hi_open and v == hi)):
-        bad = True
-    if bad or isinstance(value, bool):
-        lb = "(" if lo_open else "["
-        rb = ")" if hi_open else "]"
-        rng = f"{lb}{'-inf' if lo is None else lo}, {'inf' if hi is None else hi}{rb}"
-        raise ShapeError(f"{name} must be a finite number in {rng}, got {value!r}")
-    return v
-
-
-def _check_choice(name: str, value: Any, choices) -> str:
-    if not isinstance(value, str) or value not in choices:
-        raise ShapeError(f"{name} must be one of {sorted(choices)}, got {value!r}")
-    return value
-
-
-def per_dof(skel: Skeleton, name: str, value: Any, default: float,
-            positive: bool = False, allow_zero: bool = True) -> tuple[np.ndarray, np.ndarray]:
-    """An ``(n,)`` per-DoF option given as an array or ``{dof name: value}``.
-
-    Returns:
-        ``(values (n,), given (n,) bool)`` — ``given`` marks the DoFs named in a mapping (all
-        True for an array).
-
-    Raises:
-        ShapeError: wrong length, non-finite or (``positive``) non-positive values.
-        UnknownNameError: an unknown DoF name (valid names listed).
-    """
-    n = skel.n_dof
-    out = np.full(n, float(default))
-    given = np.zeros(n, dtype=bool)
-    if isinstance(value, Mapping):
-        for key, val in value.items():
-            try:
-                i = skel.dof_index(key)
-            except (UnknownNameError, KeyError, IndexError):
-                raise UnknownNameError(
-                    f"{name}: unknown DoF {key!r}; DoFs of {skel.name!r} are "
-                    f"{names_hint(skel.dof_names)}") from None
-            out[i] = _check_real(f"{name}[{key!r}]", val)
-            given[i] = True
-    else:
-        try:
-            arr = np.asarray(value, dtype=float)
-        except (TypeError, ValueError):
-            raise ShapeError(f"{name} must be an array of shape ({n},) or a mapping of DoF name "
-                             f"to value, got {type(value).__name__}") from None
-        if arr.shape != (n,):
-            raise ShapeError(f"{name} must have shape ({n},) (DoFs of {skel.name!r}) or be a "
-                             f"mapping of DoF name to value, got shape {arr.shape}")
-        if not np.all(np.isfinite(arr)):
-            raise ShapeError(f"{name} contains NaN or infinite values")
-        out[:] = arr
-        given[:] = True
-    if positive:
-        bad = (out < 0) | ((out == 0) & (not allow_zero))
-        if bad.any():
-            i = int(np.flatnonzero(bad)[0])
-            raise ShapeError(f"{name} must be {'non-negative' if allow_zero else 'positive'}, "
-                             f"got {out[i]!r} for DoF {skel.dof_names[i]!r}")
-    return out, given
-
-
 def resolve_options(problem_or_skel: IKProblem | Skeleton, options: Mapping[str, Any],
                     fixed: bool = False) -> dict[str, Any]:
     """Merge built-in defaults, the stored tuning of the skeleton and explicit options.
 
     Raises:
         UnknownNameError: unknown option names (the valid ones are listed).
-        ShapeError: bad values (the message names the option).
+        OptionError, ValueRangeError, ShapeError: bad values, non-finite or negative per-DoF
+            values, per-DoF arrays of the wrong shape (the message names the option).
     """
     skel = problem_or_skel.skeleton if isinstance(problem_or_skel, IKProblem) else problem_or_skel
     allowed = DEFAULTS
@@ -325,7 +267,6 @@ def resolve_options(problem_or_skel: IKProblem | Skeleton, options: Mapping[str,
 def _tuning_options(skel: Skeleton, tuning: Any, fixed: bool) -> dict[str, Any]:
     if tuning is False:
         return {}
-    from .tuning import FIKTuning, load_tuning
 
     if tuning is None:
         t = load_tuning(skel)
@@ -334,14 +275,10 @@ def _tuning_options(skel: Skeleton, tuning: Any, fixed: bool) -> dict[str, Any]:
     elif isinstance(tuning, Mapping):
         t = FIKTuning.from_mapping(tuning, source="tuning option")
     else:
-        from os import PathLike
-
         if isinstance(tuning, (str, PathLike)):
-            from .tuning import read_tuning
-
             t = read_tuning(tuning)
         else:
-            raise ShapeError("tuning must be None (stored tuning), False (built-in defaults), a "
+            raise OptionError("tuning must be None (stored tuning), False (built-in defaults), a "
                              f"mapping of options, a FIKTuning or a path, got {tuning!r}")
     if t is None:
         return {}
@@ -374,34 +311,34 @@ def _setup(problem: IKProblem, o: dict[str, Any], form: int) -> _Setup:
     fp[K.F_TOLR] = tol_r
     ip[K.I_MAXIT] = check_count("max_iterations", o["max_iterations"], 0)
     ip[K.I_STALLWIN] = check_count("stall_window", o["stall_window"], 1)
-    fp[K.F_STALLREL] = _check_real("stall_rel", o["stall_rel"], 0.0, 1.0, hi_open=True)
-    A = _check_real("A", o["A"], -1e6, 0.0, hi_open=True)
+    fp[K.F_STALLREL] = check_real("stall_rel", o["stall_rel"], 0.0, 1.0, hi_open=True)
+    A = check_real("A", o["A"], -1e6, 0.0, hi_open=True)
     if form == K.FORM_FIXED and A <= -2.0:
-        raise ShapeError(f"A must be in (-2, 0) for the fixed-sample form (a stable filter), "
+        raise OptionError(f"A must be in (-2, 0) for the fixed-sample form (a stable filter), "
                          f"got {o['A']!r}")
     fp[K.F_A] = A
-    h = _check_real("h", o["h"], 0.0, None, lo_open=True)
-    h_min = h / 64.0 if o["h_min"] is None else _check_real("h_min", o["h_min"], 0.0, None,
+    h = check_real("h", o["h"], 0.0, None, lo_open=True)
+    h_min = h / 64.0 if o["h_min"] is None else check_real("h_min", o["h_min"], 0.0, None,
                                                            lo_open=True)
     if h_min > h:
-        raise ShapeError(f"h_min ({h_min}) must not exceed h ({h})")
+        raise OptionError(f"h_min ({h_min}) must not exceed h ({h})")
     if form == K.FORM_VARIABLE and h * abs(A) > 2.0:
-        raise ShapeError(f"h * |A| must be at most 2 (the filter z ← (1 + hA) z + ... is unstable "
+        raise OptionError(f"h * |A| must be at most 2 (the filter z ← (1 + hA) z + ... is unstable "
                          f"beyond), got h={h}, A={A}")
     fp[K.F_H] = h
     fp[K.F_HMIN] = h_min
     fp[K.F_HMAX] = h
-    fp[K.F_GROW] = _check_real("step_grow", o["step_grow"], 1.0, 100.0)
-    fp[K.F_CUT] = _check_real("step_cut", o["step_cut"], 0.0, 1.0, lo_open=True, hi_open=True)
+    fp[K.F_GROW] = check_real("step_grow", o["step_grow"], 1.0, 100.0)
+    fp[K.F_CUT] = check_real("step_cut", o["step_cut"], 0.0, 1.0, lo_open=True, hi_open=True)
     fp[K.F_REJECT] = 0.0
-    s.cold = _check_choice("cold_start", o["cold_start"], ("bumpless", "zero"))
+    s.cold = check_choice("cold_start", o["cold_start"], ("bumpless", "zero"))
     ip[K.I_COLD] = 1 if s.cold == "zero" else 0
     ip[K.I_FORM] = form
 
     gain = o["gain"]
     s.P_const = None
     if isinstance(gain, str):
-        _check_choice("gain", gain, _GAINS)
+        check_choice("gain", gain, _GAINS)
         ip[K.I_GAIN] = _GAINS[gain]
         s.gain_kind = gain
     else:
@@ -414,28 +351,28 @@ def _setup(problem: IKProblem, o: dict[str, Any], form: int) -> _Setup:
             raise ShapeError(f"gain matrix must have shape ({m}, {m}) (the problem's task rows), "
                              f"got {P.shape}")
         if not np.all(np.isfinite(P)) or np.max(np.abs(P - P.T)) > 1e-9 * max(1.0, np.abs(P).max()):
-            raise ShapeError("gain matrix must be finite and symmetric")
+            raise ValueRangeError("gain matrix must be finite and symmetric")
         if np.linalg.eigvalsh(P).min() <= 0:
-            raise ShapeError("gain matrix must be positive definite")
+            raise ValueRangeError("gain matrix must be positive definite")
         ip[K.I_GAIN] = K.GAIN_CONSTANT
         s.gain_kind = "constant"
         s.P_const = np.ascontiguousarray(P)
-    fp[K.F_MUREL] = _check_real("damping", o["damping"], 0.0, None, lo_open=True)
-    fp[K.F_MUABS] = _check_real("damping_abs", o["damping_abs"], 0.0, None)
+    fp[K.F_MUREL] = check_real("damping", o["damping"], 0.0, None, lo_open=True)
+    fp[K.F_MUABS] = check_real("damping_abs", o["damping_abs"], 0.0, None)
     fp[K.F_MUFAC] = 1.0
-    fp[K.F_MUFACMAX] = _check_real("damping_max_factor", o["damping_max_factor"], 1.0, 1e12)
-    ip[K.I_REFRESH] = _REFRESH[_check_choice("refresh", o["refresh"], _REFRESH)]
-    fp[K.F_RRATIO] = _check_real("refresh_ratio", o["refresh_ratio"], 0.0, 1.0, lo_open=True)
-    fp[K.F_RDQ] = _check_real("refresh_dq", o["refresh_dq"], 0.0, None)
-    fp[K.F_PSCALE] = _check_real("gain_scale", o["gain_scale"], 0.0, None, lo_open=True)
-    hm = _check_real("hinf_m", o["hinf_m"], 0.0, None, lo_open=True)
-    hw = _check_real("hinf_w", o["hinf_w"], 0.0, None, lo_open=True)
+    fp[K.F_MUFACMAX] = check_real("damping_max_factor", o["damping_max_factor"], 1.0, 1e12)
+    ip[K.I_REFRESH] = _REFRESH[check_choice("refresh", o["refresh"], _REFRESH)]
+    fp[K.F_RRATIO] = check_real("refresh_ratio", o["refresh_ratio"], 0.0, 1.0, lo_open=True)
+    fp[K.F_RDQ] = check_real("refresh_dq", o["refresh_dq"], 0.0, None)
+    fp[K.F_PSCALE] = check_real("gain_scale", o["gain_scale"], 0.0, None, lo_open=True)
+    hm = check_real("hinf_m", o["hinf_m"], 0.0, None, lo_open=True)
+    hw = check_real("hinf_w", o["hinf_w"], 0.0, None, lo_open=True)
     hs = o["hinf_s"]
-    hs = None if hs is None else _check_real("hinf_s", hs, 0.0, None, lo_open=True)
+    hs = None if hs is None else check_real("hinf_s", hs, 0.0, None, lo_open=True)
     v1 = o["hinf_v1"]
-    v1 = None if v1 is None else _check_real("hinf_v1", v1, 0.0, None, lo_open=True)
+    v1 = None if v1 is None else check_real("hinf_v1", v1, 0.0, None, lo_open=True)
     s.hinf = (hm, hw, hs, v1)
-    fp[K.F_MAXSTEP] = _check_real("max_step", o["max_step"], 0.0, None, lo_open=True)
+    fp[K.F_MAXSTEP] = check_real("max_step", o["max_step"], 0.0, None, lo_open=True)
 
     gains = o["dof_gains"]
     if gains is None:
@@ -443,17 +380,15 @@ def _setup(problem: IKProblem, o: dict[str, Any], form: int) -> _Setup:
     else:
         s.v, _ = per_dof(skel, "dof_gains", gains, 1.0, positive=True, allow_zero=True)
         if not np.any(s.v > 0):
-            raise ShapeError("dof_gains must have at least one positive entry")
+            raise ValueRangeError("dof_gains must have at least one positive entry")
 
     # null-space tasks
     limits = o["limits"]
     if not isinstance(limits, (bool, np.bool_)):
-        raise ShapeError(f"limits must be True or False, got {limits!r}")
+        raise OptionError(f"limits must be True or False, got {limits!r}")
     ip[K.I_LIMNULL] = 1 if limits else 0
-    fp[K.F_LIMGAIN] = _check_real("limit_gain", o["limit_gain"], 0.0, 1.0)
-    fp[K.F_LIMMARGIN] = _check_real("limit_margin", o["limit_margin"], 0.0, None, lo_open=True)
-    from .tasks import posture
-
+    fp[K.F_LIMGAIN] = check_real("limit_gain", o["limit_gain"], 0.0, 1.0)
+    fp[K.F_LIMMARGIN] = check_real("limit_margin", o["limit_margin"], 0.0, None, lo_open=True)
     # the posture task (tasks/posture.py) lowered to the kernel's (bq, gain·weight) arrays
     task = posture.from_options(skel, o["reference"], o["reference_gain"], o["reference_weights"])
     s.ref_q, s.ref_w = (None, None) if task is None else (task.reference, task.gain_weights)
@@ -463,13 +398,13 @@ def _setup(problem: IKProblem, o: dict[str, Any], form: int) -> _Setup:
         s.ref_w = s.ref_q
     ip[K.I_WAITNULL] = ip[K.I_REF]
     fp[K.F_NULLTOL] = check_positive("null_tol", o["null_tol"])
-    fp[K.F_ANULL] = _check_real("null_A", o["null_A"], -1.0, 0.0)
-    fp[K.F_NULLMAX] = _check_real("null_max_step", o["null_max_step"], 0.0, None, lo_open=True)
+    fp[K.F_ANULL] = check_real("null_A", o["null_A"], -1.0, 0.0)
+    fp[K.F_NULLMAX] = check_real("null_max_step", o["null_max_step"], 0.0, None, lo_open=True)
     fp[K.F_NULLSCALE] = 1.0
     fp[K.F_HNULL] = 1.0
     cb = o["callback"]
     if cb is not None and not callable(cb):
-        raise ShapeError(f"callback must be callable or None, got {type(cb).__name__}")
+        raise OptionError(f"callback must be callable or None, got {type(cb).__name__}")
     s.callback = cb
     s.fp = fp
     s.ip = ip
@@ -498,8 +433,6 @@ def _skeleton_arrays(skel: Skeleton) -> tuple:
         return _SKEL_CACHE[skel]
     except KeyError:
         pass
-    from .tasks import limits
-
     lim = limits.for_skeleton(skel)  # the limit task's range centres and half-widths
     centre, half = lim.centre, lim.half
     args = kernel_args(skel)
@@ -546,7 +479,7 @@ def _problem_arrays(problem: IKProblem) -> _Layout:
     if problem.tasks:
         for t in problem.tasks:
             if t.kind != "points":
-                raise ShapeError(
+                raise OptionError(
                     f"task {t.name!r} ({type(t).__name__}, kind {t.kind!r}) has no block in "
                     "FIK's compiled loop (site poses and point combinations such as the centre "
                     "of mass do); solve it with solver='dls' or 'pinv'")
@@ -606,11 +539,11 @@ def _check_state(state: Any, problem: IKProblem, form_name: str) -> FIKState | N
     if state is None:
         return None
     if not isinstance(state, FIKState):
-        raise ShapeError(f"state must be the FIKState of a previous {form_name!r} result "
+        raise OptionError(f"state must be the FIKState of a previous {form_name!r} result "
                          f"(result.state) or None, got {type(state).__name__}")
     skel = problem.skeleton
     if state.form != form_name:
-        raise ShapeError(f"state comes from solver {state.form!r}, not {form_name!r}; pass "
+        raise OptionError(f"state comes from solver {state.form!r}, not {form_name!r}; pass "
                          "state=None to restart the filter")
     if state.n_dof != skel.n_dof:
         raise ShapeError(f"state is for a skeleton with {state.n_dof} DoFs, this one has "
@@ -678,8 +611,6 @@ def _cached_setup(problem: IKProblem, options: Mapping[str, Any], form: int) -> 
 
 def _tuning_identity(skel: Skeleton, options: Mapping[str, Any]) -> int:
     """Changes whenever the stored tunings may have changed (written, cache cleared)."""
-    from . import tuning
-
     return tuning._GENERATION[0]
 
 
@@ -779,14 +710,14 @@ def _clipped_q(c: _Context, problem: IKProblem, q0: Any) -> np.ndarray:
     """A fresh copy of ``q0`` within the limits (fast path for a float64 ``(n,)`` array)."""
     if type(q0) is np.ndarray and q0.dtype == np.float64 and q0.shape == (c.n,):
         if not math.isfinite(q0.sum()):  # NaN and inf propagate into the sum
-            raise ShapeError("q0 contains NaN or infinite values")
+            raise ValueRangeError("q0 contains NaN or infinite values")
         return np.minimum(np.maximum(q0, c.lower), c.upper)
     return check_q0(problem, q0)
 
 
 def _solve(problem: IKProblem, q0: np.ndarray, options: Mapping[str, Any], form: int) -> IKResult:
     if not isinstance(problem, IKProblem):
-        raise ShapeError(f"problem must be an IKProblem (see animik.ik.build_problem), got "
+        raise OptionError(f"problem must be an IKProblem (see animik.ik.build_problem), got "
                          f"{type(problem).__name__}")
     fixed = form == K.FORM_FIXED
     if fixed:
@@ -842,8 +773,6 @@ def _execute(c: _Context, problem: IKProblem, q: np.ndarray, state: FIKState | N
         ip[K.I_PVALID] = 1
     elif s.gain_kind == "hinf":
         # H∞ gain of eq 13 at the start pose (closed form), constant for this frame
-        from .tuning import hinf_gain
-
         jac = problem.workspace().evaluate(q).jac[lay.row_perm]
         hm, hw, hs, v1 = s.hinf
         Pm[:, :], _, _ = hinf_gain(jac, s.v, hm, hw, hs, v1)
@@ -899,8 +828,6 @@ def _loop_with_callback(s: _Setup, fp, ip, q, lower, upper, model, task, struct,
                         frames) -> tuple[int, str]:
     """The kernel one iteration per call, so that ``callback`` sees every iterate (the
     loop-carried scalars live in ``fp`` / ``ip``: the run is the same as one call's)."""
-    from .common import StallDetector
-
     fp_out, ip_out = fp, ip
     fp, ip = fp.copy(), ip.copy()
     max_it = int(ip[K.I_MAXIT])
@@ -959,11 +886,11 @@ class PreparedFIK:
 
     def __init__(self, problem: IKProblem, options: Mapping[str, Any], form: int = K.FORM_VARIABLE):
         if not isinstance(problem, IKProblem):
-            raise ShapeError(f"problem must be an IKProblem (see animik.ik.build_problem), got "
+            raise OptionError(f"problem must be an IKProblem (see animik.ik.build_problem), got "
                              f"{type(problem).__name__}")
         options = dict(options)
         if options.get("state") is not None:
-            raise ShapeError("state is per frame: pass it to solve(q, state=...), not to "
+            raise OptionError("state is per frame: pass it to solve(q, state=...), not to "
                              "prepare_ik")
         options.pop("state", None)
         # reference_weights may come without a reference: the reference pose is then given
@@ -972,7 +899,7 @@ class PreparedFIK:
         if options.get("reference") is None and ref_weights is not None:
             options.pop("reference_weights")
         if "callback" in options and options["callback"] is not None:
-            raise ShapeError("callback is not supported by a prepared solve (it steps the kernel "
+            raise OptionError("callback is not supported by a prepared solve (it steps the kernel "
                              "one iteration per call); use solve_ik(..., callback=...)")
         fixed = form == K.FORM_FIXED
         if fixed:
@@ -1006,7 +933,7 @@ class PreparedFIK:
         self._inv[lay.perm] = np.arange(c.k)
         # reference task: the prepared weights (gain · weight per DoF) apply to any per-frame
         # reference pose given as an array
-        g = _check_real("reference_gain", o["reference_gain"], 0.0, 1.0, lo_open=True)
+        g = check_real("reference_gain", o["reference_gain"], 0.0, 1.0, lo_open=True)
         if ref_weights is None:
             ref_weights = o["reference_weights"]
         if ref_weights is None:
@@ -1015,7 +942,7 @@ class PreparedFIK:
             w, _ = per_dof(problem.skeleton, "reference_weights", ref_weights, 0.0,
                            positive=True)
             if not np.any(w > 0):
-                raise ShapeError("reference task has no DoF with a positive weight")
+                raise ValueRangeError("reference task has no DoF with a positive weight")
             self._ref_w_frame = np.ascontiguousarray(g * w)
         self._ref_q = np.empty(c.n)
 
@@ -1055,7 +982,8 @@ class PreparedFIK:
             :class:`~animik.ik.IKResult` with ``fk`` (every joint and site frame at ``q``).
 
         Raises:
-            ShapeError: bad shapes or non-finite values, a ``state`` of another problem.
+            ShapeError: bad shapes, a ``state`` of another problem's rows or DoFs.
+            ValueRangeError: non-finite values. OptionError: a ``state`` of another solver.
             UnknownNameError: a target site that is not part of the prepared problem.
         """
         c, s = self._c, self._s
@@ -1066,7 +994,7 @@ class PreparedFIK:
                     raise ShapeError(f"positions must have shape ({c.k}, 3) (sites "
                                      f"{list(self.site_names)}), got {positions.shape}")
             if not math.isfinite(positions.sum()):
-                raise ShapeError("positions contain NaN or infinite values")
+                raise ValueRangeError("positions contain NaN or infinite values")
             if c.lay.identity:
                 self._pos[:] = positions
             else:
@@ -1083,7 +1011,7 @@ class PreparedFIK:
         if stall_window is not None:
             ip[K.I_STALLWIN] = check_count("stall_window", stall_window, 1)
         if stall_rel is not None:
-            fp[K.F_STALLREL] = _check_real("stall_rel", stall_rel, 0.0, 1.0, hi_open=True)
+            fp[K.F_STALLREL] = check_real("stall_rel", stall_rel, 0.0, 1.0, hi_open=True)
         ref_q, ref_w = s.ref_q, s.ref_w
         if reference is not None:
             r = reference
@@ -1092,7 +1020,7 @@ class PreparedFIK:
                 if r.shape != (c.n,):
                     raise ShapeError(f"reference must have shape ({c.n},), got {r.shape}")
             if not math.isfinite(r.sum()):
-                raise ShapeError("reference contains NaN or infinite values")
+                raise ValueRangeError("reference contains NaN or infinite values")
             np.minimum(np.maximum(r, c.lower), c.upper, out=self._ref_q)
             ref_q, ref_w = self._ref_q, self._ref_w_frame
             ip[K.I_REF] = 1
@@ -1102,10 +1030,8 @@ class PreparedFIK:
         return result
 
     def _set_targets(self, targets: Mapping[str, Any]) -> None:
-        from .problem import _parse_target
-
         if not isinstance(targets, Mapping):
-            raise ShapeError(f"targets must be a mapping of site name to target, got "
+            raise OptionError(f"targets must be a mapping of site name to target, got "
                              f"{type(targets).__name__}")
         rows = self.problem.rows
         for name, tgt in targets.items():
@@ -1121,7 +1047,7 @@ class PreparedFIK:
                     f"{names_hint(self.site_names)}")
             p, r = _parse_target(name, tgt)
             if (r is None) != (rows[i] == 3):
-                raise ShapeError(f"target {name!r}: cannot change between position and pose")
+                raise OptionError(f"target {name!r}: cannot change between position and pose")
             j = self._inv[i]
             self._pos[j] = p
             if r is not None:

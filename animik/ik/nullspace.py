@@ -41,8 +41,9 @@ from typing import Any
 
 import numpy as np
 
-from ..errors import ShapeError
+from ..errors import OptionError, ValueRangeError
 from ..skeleton import Skeleton
+from .options import check_real, per_dof
 
 
 def limit_centre_halfwidth(skel: Skeleton) -> tuple[np.ndarray, np.ndarray]:
@@ -71,16 +72,15 @@ def reference_task(skel: Skeleton, reference: Any, gain: Any,
         weights: ``None``, ``(n,)`` or ``{dof name: weight}`` (>= 0).
 
     Raises:
-        ShapeError: bad shapes or values (the message names the option).
+        ShapeError, ValueRangeError, OptionError: bad shapes, values or option values (the
+            message names the option).
         UnknownNameError: unknown DoF names (valid names listed).
     """
-    from .fik import _check_real, per_dof
-
     if reference is None:
         if weights is not None:
-            raise ShapeError("reference_weights given without a reference")
+            raise OptionError("reference_weights given without a reference")
         return None, None
-    g = _check_real("reference_gain", gain, 0.0, 1.0, lo_open=True)
+    g = check_real("reference_gain", gain, 0.0, 1.0, lo_open=True)
     if isinstance(reference, Mapping):
         bq, given = per_dof(skel, "reference", reference, 0.0)
     else:
@@ -92,7 +92,7 @@ def reference_task(skel: Skeleton, reference: Any, gain: Any,
         w, _ = per_dof(skel, "reference_weights", weights, 0.0, positive=True)
         w = np.where(given, w, 0.0)
     if not np.any(w > 0):
-        raise ShapeError("reference task has no DoF with a positive weight")
+        raise ValueRangeError("reference task has no DoF with a positive weight")
     return np.ascontiguousarray(bq), np.ascontiguousarray(g * w)
 
 

@@ -18,7 +18,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..errors import ShapeError
+from ..errors import OptionError
 from ._baseline import bound_step, parse_options, solve_with_clamping, start
 from .common import check_positive, make_result
 from .problem import IKProblem
@@ -62,12 +62,13 @@ def solve(problem: IKProblem, q0: np.ndarray, **options) -> IKResult:
             ``state`` (ignored: stateless), ``callback``.
 
     Raises:
-        UnknownNameError: unknown option. ShapeError: bad option value or ``q0``.
+        UnknownNameError: unknown option. OptionError: bad option value. ShapeError,
+            ValueRangeError: bad ``q0``.
     """
     o = parse_options(NAME, options, DEFAULTS)
     rcond = check_positive("rcond", o["rcond"], allow_zero=True)
     if rcond >= 1.0:
-        raise ShapeError(f"rcond must be in [0, 1), got {o['rcond']!r}")
+        raise OptionError(f"rcond must be in [0, 1), got {o['rcond']!r}")
     min_sv = check_positive("min_singular", o["min_singular"])
     max_step = check_positive("max_step", o["max_step"])
     q, ws, loop, lo, hi = start(problem, q0, o)

@@ -15,7 +15,7 @@ from typing import Any
 
 import numpy as np
 
-from ..errors import ShapeError
+from ..errors import OptionError, ShapeError, ValueRangeError
 from ..skeleton import Skeleton
 from .problem import IKProblem, build_problem
 from .result import IKResult
@@ -33,7 +33,7 @@ class PreparedSolver:
         self.site_names = problem.site_names
         self._options = dict(options)
         if self._options.pop("state", None) is not None:
-            raise ShapeError("state is per frame: pass it to solve(q, state=...), not to "
+            raise OptionError("state is per frame: pass it to solve(q, state=...), not to "
                              "prepare_ik")
 
     @property
@@ -54,8 +54,10 @@ class PreparedSolver:
         p = self.problem
         if positions is not None:
             pos = np.array(positions, dtype=float)
-            if pos.shape != (p.k, 3) or not np.all(np.isfinite(pos)):
-                raise ShapeError(f"positions must be finite with shape ({p.k}, 3), got {pos.shape}")
+            if pos.shape != (p.k, 3):
+                raise ShapeError(f"positions must have shape ({p.k}, 3), got {pos.shape}")
+            if not np.all(np.isfinite(pos)):
+                raise ValueRangeError("positions contain NaN or infinite values")
             p = dataclasses.replace(p, positions=pos)
         if targets is not None:
             p = p.with_targets(targets)
@@ -94,7 +96,7 @@ def prepare_ik(
         :class:`PreparedSolver`; call ``.solve(q, targets=..., state=...)`` per frame.
 
     Raises:
-        UnknownNameError, ShapeError: as :func:`animik.solve_ik`.
+        UnknownNameError, OptionError, ShapeError, ValueRangeError: as :func:`animik.solve_ik`.
     """
     from . import split_task_args
 

@@ -19,7 +19,7 @@ from typing import Any
 
 import numpy as np
 
-from ..errors import ShapeError, UnknownNameError, names_hint
+from ..errors import OptionError, ShapeError, UnknownNameError, ValueRangeError, names_hint
 from ..kinematics import Kinematics
 from ..skeleton import Skeleton
 from . import _kernels as K
@@ -108,7 +108,7 @@ class IKProblem:
                     f"{names_hint(self.item_names)}")
             p, r = _parse_target(name, tgt)
             if (r is None) != (self.rows[index[name]] == 3):
-                raise ShapeError(f"target {name!r}: cannot change between position and pose")
+                raise OptionError(f"target {name!r}: cannot change between position and pose")
             pos[index[name]] = p
             if r is not None:
                 rot[index[name]] = r
@@ -183,7 +183,7 @@ def _parse_target(name: str, tgt: Any) -> tuple[np.ndarray, np.ndarray | None]:
     if p.shape != (3,):
         raise ShapeError(f"target {name!r}: position must have shape (3,), got {p.shape}")
     if not np.all(np.isfinite(p)):
-        raise ShapeError(f"target {name!r}: position contains NaN or infinite values: {p}")
+        raise ValueRangeError(f"target {name!r}: position contains NaN or infinite values: {p}")
     if rot is not None:
         try:
             r = np.asarray(rot, dtype=float)
@@ -193,7 +193,7 @@ def _parse_target(name: str, tgt: Any) -> tuple[np.ndarray, np.ndarray | None]:
             from ..rotations import quat_to_matrix
 
             if not np.all(np.isfinite(r)) or np.linalg.norm(r) < 1e-9:
-                raise ShapeError(f"target {name!r}: quaternion must be finite and non-zero")
+                raise ValueRangeError(f"target {name!r}: quaternion must be finite and non-zero")
             r = quat_to_matrix(r)
         if r.shape != (3, 3):
             raise ShapeError(
@@ -201,7 +201,7 @@ def _parse_target(name: str, tgt: Any) -> tuple[np.ndarray, np.ndarray | None]:
                 f"got {r.shape}")
         if not np.all(np.isfinite(r)) or np.max(np.abs(r @ r.T - np.eye(3))) > 1e-6 \
                 or np.linalg.det(r) < 0:
-            raise ShapeError(f"target {name!r}: rotation is not a rotation matrix")
+            raise ValueRangeError(f"target {name!r}: rotation is not a rotation matrix")
         rot = r
     return p, rot
 
@@ -233,13 +233,14 @@ def build_problem(
 
     Raises:
         UnknownNameError: a site name that the skeleton does not have (valid names listed).
-        ShapeError: wrong shapes or non-finite values in ``q0`` or the targets; bad weights.
+        ShapeError: wrong shapes of ``q0`` or the targets. ValueRangeError: non-finite values,
+            a rotation that is not one. OptionError: bad weights, a site pinned and targeted.
     """
     q0 = skel.check_q(q0, "q0")
     if q0.ndim != 1:
         raise ShapeError(f"q0 must have shape ({skel.n_dof},), got {q0.shape}")
     if not isinstance(targets, Mapping):
-        raise ShapeError(f"targets must be a mapping of site name to target, got {type(targets).__name__}")
+        raise OptionError(f"targets must be a mapping of site name to target, got {type(targets).__name__}")
     pinned = [p for p in pinned]
     names: list[str] = []
     pos, rot, rows, pins = [], [], [], []
@@ -258,7 +259,7 @@ def build_problem(
         for name in pinned:
             i = skel.site_index(name)
             if name in targets:
-                raise ShapeError(f"site {name!r} is both pinned and given a target")
+                raise OptionError(f"site {name!r} is both pinned and given a target")
             if name in names:
                 continue
             names.append(name)
@@ -280,7 +281,7 @@ def build_problem(
         except (TypeError, ValueError):
             v = float("nan")
         if not np.isfinite(v) or v <= 0:
-            raise ShapeError(f"weight of {name!r} must be a positive number, got {val!r}")
+            raise OptionError(f"weight of {name!r} must be a positive number, got {val!r}")
         if t is not None:
             import dataclasses
 
@@ -317,7 +318,7 @@ def _extra_tasks(skel: Skeleton, q0: np.ndarray, tasks: Iterable[Task],
     out: list[Task] = []
     for t in tasks:
         if not isinstance(t, Task):
-            raise ShapeError(f"tasks must be animik.ik.tasks Task objects, got {type(t).__name__}")
+            raise OptionError(f"tasks must be animik.ik.tasks Task objects, got {type(t).__name__}")
         out.append(t)
     if task_args:
         mods = keyword_modules()
@@ -331,6 +332,6 @@ def _extra_tasks(skel: Skeleton, q0: np.ndarray, tasks: Iterable[Task],
     seen = set(site_names)
     for t in out:
         if t.name in seen:
-            raise ShapeError(f"task name {t.name!r} is used twice (a site or another task)")
+            raise OptionError(f"task name {t.name!r} is used twice (a site or another task)")
         seen.add(t.name)
     return out

@@ -14,7 +14,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ..errors import ShapeError, UnknownNameError, names_hint
+from ..errors import OptionError, ShapeError, UnknownNameError, names_hint
 from ..kinematics import forward_kinematics, site_poses
 from ..skeleton import TRANSLATION, Skeleton
 
@@ -107,7 +107,7 @@ def hand_site(skel: Skeleton) -> str:
             if key in s.lower():
                 return s
     if not skel.site_names:
-        raise ShapeError(f"skeleton {skel.name!r} has no sites to drag")
+        raise OptionError(f"skeleton {skel.name!r} has no sites to drag")
     return skel.site_names[0]
 
 
@@ -188,17 +188,17 @@ def circle_tracking(
             such as its own fingertips).
 
     Raises:
-        UnknownNameError: unknown site. ShapeError: bad numbers.
+        UnknownNameError: unknown site. OptionError: bad numbers. ShapeError: bad ``q0``.
     """
     site = hand_site(skel) if site is None else site
     i_site = skel.site_index(site)
     for nm, v in (("radius", radius), ("speed", speed), ("fps", fps)):
         if not (np.isfinite(v) and v > 0):
-            raise ShapeError(f"{nm} must be a positive number, got {v!r}")
+            raise OptionError(f"{nm} must be a positive number, got {v!r}")
     if frames is None:
         frames = int(np.ceil(2 * np.pi * radius / speed * fps))
     if int(frames) < 1:
-        raise ShapeError(f"frames must be at least 1, got {frames!r}")
+        raise OptionError(f"frames must be at least 1, got {frames!r}")
     if pinned is None:
         # Every other effector, except those carried by the dragged one (a hand's fingertips).
         own = skel.joint_ancestor_mask[:, skel.site_joint[i_site]]

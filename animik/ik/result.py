@@ -55,6 +55,12 @@ class IKResult:
         return self._frames
 
     @property
+    def has_frames(self) -> bool:
+        """Whether :attr:`fk` is already there (the solver returned the frames it evaluated at
+        ``q``: FIK) rather than computed by a forward-kinematics pass on first access."""
+        return self._frames is not None
+
+    @property
     def site_positions(self) -> np.ndarray:
         """``(S, 3)`` world positions of every site of the skeleton at ``q``, m."""
         return self.fk.site_positions

@@ -39,7 +39,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..errors import ShapeError
+from ..errors import OptionError
 from ..kinematics import forward_kinematics
 from ..rotations import matrix_to_rotvec
 from ._baseline import bound_step, check_choice, check_count, parse_options, start
@@ -103,10 +103,11 @@ def solve(problem: IKProblem, q0: np.ndarray, **options) -> IKResult:
             ``state`` (ignored), ``callback``.
 
     Raises:
-        UnknownNameError: unknown option. ShapeError: bad option value or ``q0``.
+        UnknownNameError: unknown option. OptionError: bad option value. ShapeError,
+            ValueRangeError: bad ``q0``.
     """
     if problem.tasks:  # its candidate / compensation logic works on site rows only
-        raise ShapeError(f"solver 'jt_speculative' handles site targets only, not the tasks "
+        raise OptionError(f"solver 'jt_speculative' handles site targets only, not the tasks "
                          f"{[t.name for t in problem.tasks]}; use 'fik', 'dls' or 'pinv'")
     o = parse_options(NAME, options, DEFAULTS)
     count = check_count("candidates", o["candidates"], minimum=1)

@@ -62,7 +62,8 @@ def solve(problem: IKProblem, q0: np.ndarray, **options) -> IKResult:
             ``state`` (ignored: stateless), ``callback``.
 
     Raises:
-        UnknownNameError: unknown option. ShapeError: bad option value or ``q0``.
+        UnknownNameError: unknown option. OptionError: bad option value. ShapeError,
+            ValueRangeError: bad ``q0``.
     """
     o = parse_options(NAME, options, DEFAULTS)
     max_step = check_positive("max_step", o["max_step"])

@@ -185,6 +185,10 @@ class RetargetState:
         targets: ``(k, 3)`` the effector targets used (solved-for) this frame.
         iterations: FIK iterations; ``converged``: every effector within ``tol``.
         crouch: how far (m) the hips were lowered this frame to keep held feet within reach.
+        fk: the solver's :class:`~animik.kinematics.FKResult` at ``q`` on
+            :attr:`Retargeter.solve_skeleton` (every joint frame; its sites, the target's first),
+            so a caller draws the solved pose without a forward-kinematics pass; ``None`` when
+            not known.
     """
 
     frame: int
@@ -197,6 +201,7 @@ class RetargetState:
     iterations: int = 0
     converged: bool = True
     crouch: float = 0.0
+    fk: Any = field(default=None, repr=False)
 
 
 @dataclass(frozen=True, eq=False)
@@ -554,7 +559,7 @@ class Retargeter:
             iters += res.iterations
             conv = self._converged(res.error)
         new = RetargetState(t, res.q, res.state, tuple(feet_state), np.asarray(flags, dtype=bool),
-                            virt[self._foot_k].copy(), tg, iters, conv, drop)
+                            virt[self._foot_k].copy(), tg, iters, conv, drop, res.fk)
         return res.q, new
 
     def _crouch(self, tg: np.ndarray, legs: np.ndarray, feet: tuple[FootState, ...]) -> float:

@@ -93,6 +93,24 @@ def test_playing_retargets_every_frame_like_retargeter_step(app, walk_bvh, targe
     assert sess.frame == 0
 
 
+def test_playing_frames_draw_from_the_solvers_frames(app):
+    """The retargeter's solve returns its frames at the solved pose: the app adopts them as the
+    frame's snapshot (no FK pass of its own while playing), and they are the pose's frames."""
+    st = app.state
+    sess = enter(app, "body95", play=True, frames=2)
+    fk0 = st.stats.fk_passes
+    for _ in range(10):
+        app.frame(DT)
+    assert sess.playing and sess.frame >= 11
+    assert st.stats.fk_passes == fk0
+    ref = forward_kinematics(st.skeleton, st.doc.q)
+    snap = st.fk
+    np.testing.assert_allclose(snap.joint_positions, ref.joint_positions, atol=1e-12)
+    np.testing.assert_allclose(snap.joint_rotations, ref.joint_rotations, atol=1e-12)
+    np.testing.assert_allclose(snap.site_positions, ref.site_positions, atol=1e-12)
+    np.testing.assert_allclose(snap.site_rotations, ref.site_rotations, atol=1e-12)
+
+
 def test_source_is_drawn_beside_the_target(app):
     st = app.state
     sess = enter(app)

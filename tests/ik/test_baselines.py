@@ -11,7 +11,7 @@ import pytest
 from conftest import random_skeleton
 
 import animik
-from animik.errors import ShapeError, UnknownNameError, ValueRangeError
+from animik.errors import OptionError, ShapeError, UnknownNameError, ValueRangeError
 from animik.ik import SOLVERS, build_problem, get_solver, solve_ik, solve_problem
 from animik.ik import speculative as spec_mod
 from animik.ik.approx_inverse import approx_inverse_step, knee_like_dofs
@@ -258,7 +258,7 @@ def test_approx_inverse_compensate_dofs_option():
     with pytest.raises(UnknownNameError, match="nope"):
         solve_ik(skel, case.q_start, case.targets, solver="approx_inverse",
                  compensate_dofs=["nope"])
-    with pytest.raises(ShapeError, match="compensate_dofs"):
+    with pytest.raises(OptionError, match="compensate_dofs"):
         solve_ik(skel, case.q_start, case.targets, solver="approx_inverse",
                  compensate_dofs="knees")
 
@@ -366,7 +366,7 @@ def test_unknown_solver_lists_the_solvers():
 ])
 def test_bad_option_values(solver, option, value, match):
     skel = _rig("fig2")
-    with pytest.raises(ShapeError, match=match):
+    with pytest.raises(OptionError, match=match):
         solve_ik(skel, skel.rest_q, {"r_hand": [0.0, -0.5, 1.4]}, solver=solver,
                  **{option: value})
 

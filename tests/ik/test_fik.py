@@ -7,7 +7,7 @@ import pytest
 from conftest import random_q, random_skeleton
 
 import animik
-from animik.errors import ShapeError, UnknownNameError
+from animik.errors import OptionError, ShapeError, UnknownNameError, ValueRangeError
 from animik.ik import SOLVERS, build_problem, fik, solve_ik, solve_problem
 from animik.ik import _fik_kernels as K
 from animik.ik.problems import circle_tracking, random_reachable, seed_c_singular
@@ -186,11 +186,11 @@ def test_state_of_another_problem_is_rejected():
     other = animik.load_rig("biped12")
     with pytest.raises(ShapeError, match="DoFs"):
         solve_ik(other, other.rest_q, {"l_sole": [0, 0.1, 0.1]}, state=r.state)
-    with pytest.raises(ShapeError, match="FIKState"):
+    with pytest.raises(OptionError, match="FIKState"):
         solve_ik(skel, q0, {"l_hand": pos[1]}, state={"z": [0.0]})
     prob = build_problem(skel, q0, {"l_hand": pos[1] + 0.05})
     rf = fik.solve_fixed(prob, q0)
-    with pytest.raises(ShapeError, match="fik_fixed"):
+    with pytest.raises(OptionError, match="fik_fixed"):
         solve_problem(prob, q0, "fik", state=rf.state)
 
 
@@ -370,32 +370,42 @@ def test_callback_sees_every_iterate():
     assert np.allclose(r.q, plain.q)
 
 
-@pytest.mark.parametrize("opts, match", [
+# (options, message, error class: OptionError unless given)
+BAD_OPTIONS = [
     ({"A": 1.0}, "A must"), ({"A": float("nan")}, "A must"), ({"A": -5.0}, r"h \* \|A\|"),
     ({"h": 0.0}, "h must"), ({"h": -1}, "h must"), ({"h": float("inf")}, "h must"),
     ({"h_min": 2.0}, "h_min"), ({"damping": 0.0}, "damping"), ({"damping": float("nan")}, "damping"),
     ({"damping_abs": -1.0}, "damping_abs"), ({"tol_position": 0}, "tol_position"),
     ({"tol_rotation": float("nan")}, "tol_rotation"), ({"max_iterations": -1}, "max_iterations"),
     ({"max_iterations": 2.5}, "max_iterations"), ({"stall_window": 0}, "stall_window"),
-    ({"gain": "huge"}, "gain must"), ({"gain": np.eye(4)}, "gain matrix"),
-    ({"gain": -np.eye(3)}, "positive definite"), ({"gain": np.full((3, 3), np.nan)}, "finite"),
+    ({"gain": "huge"}, "gain must"), ({"gain": np.eye(4)}, "gain matrix", ShapeError),
+    ({"gain": -np.eye(3)}, "positive definite", ValueRangeError),
+    ({"gain": np.full((3, 3), np.nan)}, "finite", ValueRangeError),
     ({"refresh": "sometimes"}, "refresh"), ({"refresh_ratio": 0.0}, "refresh_ratio"),
-    ({"dof_gains": np.ones(3)}, "dof_gains"), ({"dof_gains": -np.ones(25)}, "non-negative"),
-    ({"dof_gains": np.zeros(25)}, "positive entry"), ({"dof_gains": {"l_knee_flexion": np.nan}}, "dof_gains"),
+    ({"dof_gains": np.ones(3)}, "dof_gains", ShapeError),
+    ({"dof_gains": -np.ones(25)}, "non-negative", ValueRangeError),
+    ({"dof_gains": np.zeros(25)}, "positive entry", ValueRangeError),
+    ({"dof_gains": {"l_knee_flexion": np.nan}}, "dof_gains"),
     ({"max_step": 0}, "max_step"), ({"limits": "yes"}, "limits"), ({"limit_gain": 2.0}, "limit_gain"),
-    ({"reference": np.ones(4)}, "reference"), ({"reference": np.full(25, np.inf)}, "reference"),
+    ({"reference": np.ones(4)}, "reference", ShapeError),
+    ({"reference": np.full(25, np.inf)}, "reference", ValueRangeError),
     ({"reference": np.zeros(25), "reference_gain": 0.0}, "reference_gain"),
     ({"reference": np.zeros(25), "reference_gain": float("nan")}, "reference_gain"),
     ({"reference_weights": np.ones(25)}, "without a reference"),
-    ({"reference": np.zeros(25), "reference_weights": -np.ones(25)}, "reference_weights"),
+    ({"reference": np.zeros(25), "reference_weights": -np.ones(25)}, "reference_weights",
+     ValueRangeError),
     ({"null_tol": 0.0}, "null_tol"), ({"cold_start": "hot"}, "cold_start"),
     ({"gain": "hinf", "hinf_w": 0.0}, "hinf_w"), ({"gain": "scalar", "gain_scale": -1}, "gain_scale"),
     ({"step_cut": 1.0}, "step_cut"), ({"callback": 3}, "callback"), ({"tuning": 3.5}, "tuning"),
-])
-def test_bad_option_values_raise_clear_errors(opts, match):
+]
+
+
+@pytest.mark.parametrize("opts, match, err",
+                         [c if len(c) == 3 else (*c, OptionError) for c in BAD_OPTIONS])
+def test_bad_option_values_raise_clear_errors(opts, match, err):
     skel = animik.load_rig("fig2")
     q0 = np.array(skel.rest_q)
-    with pytest.raises(ShapeError, match=match):
+    with pytest.raises(err, match=match):
         solve_ik(skel, q0, {"l_hand": [0.1, 0.5, 1.2]}, **opts)
 
 

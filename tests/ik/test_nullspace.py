@@ -7,7 +7,7 @@ import pytest
 from conftest import random_skeleton
 
 import animik
-from animik.errors import ShapeError, UnknownNameError
+from animik.errors import OptionError, ShapeError, UnknownNameError, ValueRangeError
 from animik.ik import build_problem, fik, solve_ik, solve_problem
 from animik.ik.nullspace import limit_centre_halfwidth, reference_task, rest_reference
 from animik.ik.problems import random_reachable
@@ -79,7 +79,7 @@ def test_reference_as_mapping_pulls_only_named_dofs():
     assert r0.max_error <= 1e-3
     assert abs(r0.q[j] - 0.3) < abs(q0[j] - 0.3)
     assert abs(r0.q[k] - target_val) >= abs(r.q[k] - target_val)
-    with pytest.raises(ShapeError, match="positive weight"):
+    with pytest.raises(ValueRangeError, match="positive weight"):
         solve_problem(prob, q0, "fik", reference={name: target_val},
                       reference_weights={name: 0.0})
 
@@ -135,11 +135,11 @@ def test_reference_task_validation_and_clipping(rng):
     assert reference_task(skel, None, 0.5, None) == (None, None)
     with pytest.raises(ShapeError, match="reference must have shape"):
         reference_task(skel, np.zeros(n + 1), 0.5, None)
-    with pytest.raises(ShapeError, match="NaN"):
+    with pytest.raises(ValueRangeError, match="NaN"):
         reference_task(skel, np.full(n, np.nan), 0.5, None)
     with pytest.raises(UnknownNameError, match="unknown DoF"):
         reference_task(skel, {"nope": 0.0}, 0.5, None)
-    with pytest.raises(ShapeError, match="reference_gain"):
+    with pytest.raises(OptionError, match="reference_gain"):
         reference_task(skel, np.zeros(n), 1.5, None)
-    with pytest.raises(ShapeError, match="positive weight"):
+    with pytest.raises(ValueRangeError, match="positive weight"):
         reference_task(skel, np.zeros(n), 0.5, np.zeros(n))

@@ -8,7 +8,7 @@ import pytest
 from conftest import reference_fk
 
 import animik
-from animik.errors import ShapeError, UnknownNameError
+from animik.errors import OptionError, ShapeError, UnknownNameError, ValueRangeError
 from animik.ik import build_problem, prepare_ik, prepare_problem, solve_ik, solve_problem
 from animik.ik.problems import circle_tracking, random_reachable
 
@@ -104,20 +104,20 @@ def test_prepared_validates_at_the_boundary():
     targets, q0, _ = random_reachable(skel, np.random.default_rng(1), sites=["l_hand"])
     with pytest.raises(UnknownNameError, match="damping_typo"):
         prepare_ik(skel, q0, targets, damping_typo=1.0)
-    with pytest.raises(ShapeError, match="damping"):
+    with pytest.raises(OptionError, match="damping"):
         prepare_ik(skel, q0, targets, damping=-1.0)
-    with pytest.raises(ShapeError, match="callback"):
+    with pytest.raises(OptionError, match="callback"):
         prepare_ik(skel, q0, targets, callback=lambda *a: None)
     with pytest.raises(UnknownNameError, match="solver"):
         prepare_ik(skel, q0, targets, solver="nope")
-    with pytest.raises(ShapeError, match="per frame"):
+    with pytest.raises(OptionError, match="per frame"):
         prepare_ik(skel, q0, targets, state=solve_ik(skel, q0, targets).state)
     prep = prepare_ik(skel, q0, targets)
     with pytest.raises(ShapeError, match="positions"):
         prep.solve(q0, positions=np.zeros((2, 3)))
-    with pytest.raises(ShapeError, match="NaN"):
+    with pytest.raises(ValueRangeError, match="NaN"):
         prep.solve(q0, positions=np.full((1, 3), np.nan))
-    with pytest.raises(ShapeError, match="NaN"):
+    with pytest.raises(ValueRangeError, match="NaN"):
         prep.solve(np.full(skel.n_dof, np.nan))
     with pytest.raises(ShapeError):
         prep.solve(np.zeros(3))
@@ -125,7 +125,7 @@ def test_prepared_validates_at_the_boundary():
         prep.solve(q0, targets={"r_hand": [0, 0, 1]})
     with pytest.raises(ShapeError, match="reference"):
         prep.solve(q0, reference=np.zeros(2))
-    with pytest.raises(ShapeError, match="max_iterations"):
+    with pytest.raises(OptionError, match="max_iterations"):
         prep.solve(q0, max_iterations=-1)
     other = solve_ik(skel, q0, {"r_hand": targets["l_hand"]})
     with pytest.raises(ShapeError, match="state=None"):

@@ -7,7 +7,7 @@ import pytest
 from conftest import random_skeleton, reference_fk
 
 import animik
-from animik.errors import ShapeError, UnknownNameError
+from animik.errors import OptionError, UnknownNameError
 from animik.ik.problems import (
     circle_tracking,
     hand_site,
@@ -102,9 +102,9 @@ def test_circle_tracking_options_and_errors():
                            q0=skel.rest_q, pinned=["l_foot"])
     assert case.pinned == ("l_foot",) and case.n_frames == 10
     np.testing.assert_array_equal(case.q0, skel.rest_q)
-    with pytest.raises(ShapeError, match="radius"):
+    with pytest.raises(OptionError, match="radius"):
         circle_tracking(skel, radius=0.0)
-    with pytest.raises(ShapeError, match="frames"):
+    with pytest.raises(OptionError, match="frames"):
         circle_tracking(skel, frames=0)
     with pytest.raises(UnknownNameError):
         circle_tracking(skel, site="tail")

@@ -8,7 +8,7 @@ import pytest
 from conftest import random_q, random_skeleton
 
 import animik
-from animik.errors import ShapeError, UnknownNameError
+from animik.errors import OptionError, ShapeError, UnknownNameError, ValueRangeError
 from animik.ik import build_problem, prepare_ik, solve_ik
 from animik.ik.tasks import TaskFrames, keyword_modules
 from animik.ik.tasks.com import ComTask
@@ -96,6 +96,49 @@ def test_posture_and_limit_tasks_jacobians_match_finite_differences(rng):
         assert limits.rows > 0 and np.any(limits.compute_error(fr) != 0)
 
 
+def test_fik_kernel_com_block_jacobian_matches_finite_differences(rng):
+    """FIK's compiled loop evaluates the CoM rows itself (the point block): its transposed
+    Jacobian equals central differences of its own error, and no row outside a DoF's run of
+    rows depends on that DoF (the sparse products would drop it)."""
+    from animik.ik import _fik_kernels as K
+    from animik.ik import fik
+
+    skel = animik.load_rig("body95")
+    q0 = np.clip(np.array(skel.rest_q) + rng.normal(0.0, 0.2, skel.n_dof), skel.lower, skel.upper)
+    hand = forward_kinematics(skel, q0).site_positions[skel.site_index("l_hand")]
+    c = com_position(skel, q0)
+    prob = build_problem(skel, q0, {"l_hand": hand + [0.0, 0.1, 0.1]}, pinned=["l_foot", "r_foot"],
+                         com=(c[0] + 0.05, c[1], c[2] - 0.02), weights={"com": 2.0})
+    s = fik._setup(prob, fik.resolve_options(prob, {}), K.FORM_VARIABLE)
+    ctx = fik._context(prob, s, K.FORM_VARIABLE)
+    task = fik._task_arrays(prob, ctx.lay)
+    n, m, k, nj = ctx.n, ctx.m, ctx.k, skel.n_joints
+
+    def evaluate(q):
+        work = (np.empty((nj, 3, 3)), np.empty((nj, 3)), np.empty((n, 3)), np.empty((n, 3)),
+                np.empty((k, 3, 3)), np.empty((k, 3)))
+        e, jt, se = np.zeros(m), np.zeros((n, m)), np.zeros((k + 1, 2))
+        K.evaluate(q, ctx.model, task, ctx.struct, work, e, jt, se)
+        return e, jt
+
+    _, jt = evaluate(q0)
+    h = 1e-6
+    fd = np.empty((n, m))
+    for d in range(n):
+        dq = np.zeros(n)
+        dq[d] = h
+        fd[d] = -(evaluate(q0 + dq)[0] - evaluate(q0 - dq)[0]) / (2 * h)  # e = w (target - value)
+    ms = m - 3
+    assert np.abs(fd[:, ms:]).max() > 0.1  # the CoM rows are exercised (weight 2)
+    np.testing.assert_allclose(jt[:, ms:], fd[:, ms:], atol=1e-7)
+    np.testing.assert_allclose(jt[:, :ms], fd[:, :ms], atol=1e-7)
+    r0, r1 = ctx.struct[0], ctx.struct[1]
+    for d in range(n):
+        outside = np.ones(m, dtype=bool)
+        outside[r0[d]:r1[d]] = False
+        assert np.abs(fd[d, outside]).max(initial=0.0) < 1e-8
+
+
 def test_com_matches_mujoco(tmp_path):
     mujoco = pytest.importorskip("mujoco")
     from animik.io.mjcf import mjcf_mass_properties, write_mjcf
@@ -179,7 +222,7 @@ def test_prepared_com_target_per_frame_matches_solve_ik():
             assert np.array_equal(ref.q, r.q)
         assert r.converged and np.linalg.norm(com_position(skel, r.q)[:2] - goal) <= 1e-3
         q, st = r.q, r.state
-    with pytest.raises(ShapeError, match="axes"):
+    with pytest.raises(OptionError, match="axes"):
         ik.solve(q, targets={"com": c0})
     generic = prepare_ik(skel, q0, {}, solver="dls", pinned=["l_foot", "r_foot"], com=c0[:2])
     r = generic.solve(q0, targets={"com": c0[:2] + [0.03, 0.0]})
@@ -192,13 +235,13 @@ def test_task_keywords_and_errors():
     q0 = skel.rest_q
     with pytest.raises(ShapeError, match="com"):
         solve_ik(skel, q0, {}, com=(1.0,))
-    with pytest.raises(ShapeError, match="NaN"):
+    with pytest.raises(ValueRangeError, match="NaN"):
         solve_ik(skel, q0, {}, com=(np.nan, 0.0))
-    with pytest.raises(ShapeError, match="weight of 'com'"):
+    with pytest.raises(OptionError, match="weight of 'com'"):
         solve_ik(skel, q0, {}, com=(0.0, 0.0), weights={"com": -1})
     with pytest.raises(UnknownNameError, match="task keyword"):
         build_problem(skel, q0, {}, comm=(0.0, 0.0))
-    with pytest.raises(ShapeError, match="no block in FIK"):
+    with pytest.raises(OptionError, match="no block in FIK"):
         solve_ik(skel, q0, {}, tasks=[PostureTask(q0, np.ones(skel.n_dof))])
     # a generic task runs on the generic solvers
     r = solve_ik(skel, q0, {}, solver="dls", tasks=[PostureTask(q0 + 0.01, np.ones(skel.n_dof))])

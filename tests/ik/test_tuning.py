@@ -10,8 +10,8 @@ from conftest import random_skeleton
 
 import animik
 from animik.cli import main
-from animik.errors import FileFormatError, ShapeError
-from animik.ik import build_problem, fik, solve_ik, tuning
+from animik.errors import FileFormatError, OptionError, UnknownNameError, ValueRangeError
+from animik.ik import autotune, build_problem, fik, solve_ik, tuning
 from animik.ik.problems import random_reachable
 from animik.kinematics import stacked_jacobian
 
@@ -21,7 +21,7 @@ RIGS = ["fig2", "body95", "wheeled20", "biped12"]
 @pytest.mark.parametrize("rig", RIGS)
 def test_tuning_produces_stable_gains(rig):
     skel = animik.load_rig(rig)
-    t = tuning.tune(skel, n_problems=10, tracking_frames=20, seed=3, hinf=False)
+    t = autotune.tune(skel, n_problems=10, tracking_frames=20, seed=3, hinf=False)
     assert t.rig == rig and t.fingerprint == tuning.fingerprint(skel)
     assert t.measured["success"] >= 0.9
     assert t.options["A"] < 0 and t.options["h"] > 0 and t.options["damping"] > 0
@@ -37,15 +37,15 @@ def test_tuning_produces_stable_gains(rig):
 
 def test_scalar_mode_follows_the_source_procedure():
     skel = animik.load_rig("biped12")
-    t = tuning.tune(skel, mode="scalar", n_problems=4, tracking_frames=0, hinf=False)
+    t = autotune.tune(skel, mode="scalar", n_problems=4, tracking_frames=0, hinf=False)
     o = t.options
     assert o["gain"] == "scalar"
     # step 4 backs h off from the source's 0.02 while the response is unstable, and the
     # chosen setting is stable (no steps undone)
     assert 0 < o["h"] <= 0.02
     assert t.measured["rejected_fraction"] <= 0.05
-    with pytest.raises(ShapeError, match="mode"):
-        tuning.tune(skel, mode="bogus")
+    with pytest.raises(OptionError, match="mode"):
+        autotune.tune(skel, mode="bogus")
 
 
 # ------------------------------------------------------------------ H∞ (eq 13)
@@ -126,7 +126,7 @@ def test_hinf_gain_solves_with_fik():
 
 
 def test_hinf_design_for_a_rig():
-    d = tuning.hinf_design(animik.load_rig("biped12"))
+    d = autotune.hinf_design(animik.load_rig("biped12"))
     assert d["s"] > d["s_min"] > 0 and d["pa_min_eig"] > 0 and d["sigma_min"] > 0
     # the design's Pa solves eq 13: residual small relative to its terms
     assert 0 <= d["riccati_residual"] < 1e-8
@@ -134,7 +134,7 @@ def test_hinf_design_for_a_rig():
 
 def test_tuning_with_hinf_stores_a_riccati_solution():
     skel = animik.load_rig("fig2")
-    t = tuning.tune(skel, n_problems=4, tracking_frames=0, seed=3, hinf=True)
+    t = autotune.tune(skel, n_problems=4, tracking_frames=0, seed=3, hinf=True)
     assert t.hinf["s"] > t.hinf["s_min"] > 0
     assert 0 <= t.hinf["riccati_residual"] < 1e-8
     # and the stored design is feasible at the rest pose's neighbourhood used by the solver:
@@ -175,7 +175,7 @@ def test_bad_tuning_files(tmp_path):
     p.write_text("format = = 3")
     with pytest.raises(FileFormatError, match="malformed"):
         tuning.read_tuning(p)
-    with pytest.raises(ShapeError, match="unknown tuning option"):
+    with pytest.raises(UnknownNameError, match="unknown tuning option"):
         tuning.FIKTuning.from_mapping({"warp": 9})
 
 
@@ -260,5 +260,5 @@ def test_cli_tune_errors(capsys):
 
 def test_build_problem_rejects_bad_targets_before_tuning_is_read():
     skel = animik.load_rig("fig2")
-    with pytest.raises(ShapeError):
+    with pytest.raises(ValueRangeError):
         build_problem(skel, skel.rest_q, {"l_hand": [np.nan, 0, 0]})

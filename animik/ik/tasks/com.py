@@ -15,7 +15,7 @@ from dataclasses import dataclass, replace
 import numpy as np
 
 from ..._kernels import point_jacobian, point_sums
-from ...errors import ShapeError
+from ...errors import OptionError, ShapeError, ValueRangeError
 from ...kinematics import com_points
 from ...skeleton import Skeleton
 from .base import Task, TaskFrames
@@ -71,7 +71,7 @@ class ComTask(Task):
     def with_target(self, value) -> ComTask:
         target, axes = parse_target(value)
         if axes != self.axes:
-            raise ShapeError(f"com target: cannot change axes {_axes_name(self.axes)} to "
+            raise OptionError(f"com target: cannot change axes {_axes_name(self.axes)} to "
                              f"{_axes_name(axes)} on a prepared problem")
         return replace(self, target=target)
 
@@ -90,7 +90,7 @@ def parse_target(value) -> tuple[np.ndarray, tuple[int, ...]]:
         raise ShapeError(f"com must have shape (2,) (x, y: ground projection) or (3,) "
                          f"(x, y, z), got {v.shape}")
     if not np.all(np.isfinite(v)):
-        raise ShapeError(f"com target contains NaN or infinite values: {v}")
+        raise ValueRangeError(f"com target contains NaN or infinite values: {v}")
     t = np.zeros(3)
     t[: len(v)] = v
     t.setflags(write=False)

@@ -13,6 +13,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from ...skeleton import Skeleton
+from ..nullspace import limit_centre_halfwidth
 from .base import Task, TaskFrames
 
 
@@ -76,7 +77,5 @@ class JointLimitTask(Task):
 
 def for_skeleton(skel: Skeleton, margin: float = 0.1, gain: float = 0.1) -> JointLimitTask:
     """The limit task of a skeleton's ranges."""
-    from ..nullspace import limit_centre_halfwidth
-
     centre, half = limit_centre_halfwidth(skel)
     return JointLimitTask(centre, half, float(margin), float(gain))

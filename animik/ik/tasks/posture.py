@@ -12,6 +12,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from ...skeleton import Skeleton
+from ..nullspace import reference_task
 from .base import Task, TaskFrames
 
 
@@ -48,7 +49,5 @@ class PostureTask(Task):
 def from_options(skel: Skeleton, reference, gain, weights) -> PostureTask | None:
     """The validated task of FIK's ``reference`` / ``reference_gain`` / ``reference_weights``
     options (None without a reference; errors name the option)."""
-    from ..nullspace import reference_task
-
     bq, gw = reference_task(skel, reference, gain, weights)
     return None if bq is None else PostureTask(bq, gw)

@@ -8,6 +8,7 @@ import time
 
 import numpy as np
 
+from ....kinematics import FKResult
 from ...edits import USER_ERRORS, commit, describe, set_doc
 from ...state import FREE, TARGET, AppState
 from .edits import _bases, _drag_site, _edits_at, _spec, _sync_drag
@@ -103,8 +104,23 @@ def update(state: AppState, dt: float) -> None:
     sess.bases = _bases(sess, st, edits)
     _record(state, sess, st, 1e3 * (time.perf_counter() - t0))
     _write_pose(state, link, st)
+    _adopt_frames(state, st)
     if sess.follow and sess.playing:
         _follow(state, sess)
+
+
+def _adopt_frames(state: AppState, st) -> None:
+    """The solver's frames at the solved pose (``st.fk``, on the retargeter's solve skeleton:
+    the target's joints, the target's sites first) become the frame's kinematic snapshot, so the
+    view and picking run no forward kinematics of their own."""
+    fk = st.fk
+    skel = state.skeleton
+    if fk is None or fk.joint_positions.shape[0] != skel.n_joints \
+            or fk.site_positions.shape[0] < skel.n_sites:
+        return
+    ns = skel.n_sites
+    state.adopt_kinematics(state.doc.q, FKResult(fk.joint_rotations, fk.joint_positions,
+                                                 fk.site_rotations[:ns], fk.site_positions[:ns]))
 
 
 def _record(state: AppState, sess: RetargetSession, st, ms: float, stats_only: bool = False) -> None:

@@ -263,7 +263,7 @@ class RetargetSession:
 
     def errors_mm(self, q: np.ndarray, st) -> np.ndarray:
         """Distance of each shown effector to its target this frame, mm."""
-        fk = forward_kinematics(self.rt.solve_skeleton, q)
+        fk = st.fk if (st.fk is not None and st.q is q) else forward_kinematics(self.rt.solve_skeleton, q)
         ach = fk.site_positions[self._solve_idx]
         return 1e3 * np.linalg.norm(ach - np.asarray(st.targets)[self._shown_k], axis=1)
 
