@@ -330,6 +330,41 @@ class BalanceFilter:
         return BalanceStep(out, not ok, chk, ref, xi, float(xi_m), c_t, p_t)
 
 
+class ClipCheck(NamedTuple):
+    """Result of :func:`clip_feasibility`: ``(T,)`` arrays ``feasible``, ``margin`` (m),
+    ``reasons`` (bit set, :mod:`animik.dynamics.zmp`)."""
+
+    feasible: np.ndarray
+    margin: np.ndarray
+    reasons: np.ndarray
+
+
+def clip_feasibility(skel: Skeleton, q: np.ndarray, fps: float, mu: float = 0.7,
+                     contact_height: float = 0.02, floor: float = 0.0,
+                     contacts: ContactModel | None = None) -> ClipCheck:
+    """Seed D's checks on every frame of ``q (T, n_dof)``, batched, as the live overlay and
+    :class:`BalanceFilter` see them: backward differences at ``fps`` (the first frames start at
+    rest), an area in contact when its lowest point is within ``contact_height`` of the floor.
+
+    Raises:
+        BalanceOptionsError: bad ``q`` or ``fps``; ContactGeometryError: no contact geometry.
+    """
+    q = skel.check_q(q)
+    if q.ndim != 2:
+        raise BalanceOptionsError(f"q must be frames (T, n_dof), got shape {q.shape}")
+    if not (isinstance(fps, (int, float)) and math.isfinite(fps) and fps > 0):
+        raise BalanceOptionsError(f"fps must be a number > 0, got {fps!r}")
+    cm = contacts or contact_model(skel)
+    P = np.concatenate([q[:1], q[:1], q])
+    qd = (P[2:] - P[1:-1]) * fps
+    qdd = (P[2:] - 2 * P[1:-1] + P[:-2]) * fps * fps
+    pts = cm.points(skel, q)  # (T, P, 3)
+    low = np.stack([pts[:, cm.point_area == a, 2].min(axis=1) for a in range(cm.n_areas)], -1)
+    chk = check_contacts(skel, q, qd, qdd, low < floor + contact_height, mu=mu, floor=floor,
+                         contacts=cm)
+    return ClipCheck(np.asarray(chk.feasible), np.asarray(chk.margin), np.asarray(chk.reasons))
+
+
 def foot_sites(skel: Skeleton, contacts: ContactModel | None = None) -> tuple[str, ...]:
     """Sites fixed to a joint that carries contact points (the feet the correction holds)."""
     cm = contacts or contact_model(skel)
@@ -357,19 +392,20 @@ class FeasibleClip(NamedTuple):
 
 
 def make_clip_feasible(skel: Skeleton, q: np.ndarray, fps: float,
-                       options: BalanceOptions | None = None, sites: tuple[str, ...] | None = None,
-                       max_iterations: int = 50,
+                       solve_frame: Callable[[int, np.ndarray, np.ndarray], np.ndarray],
+                       options: BalanceOptions | None = None,
                        progress: Callable[[int, int], None] | None = None) -> FeasibleClip:
     """Seed D's interactive filter over a clip: each frame is the kinematic reference.
 
-    A frame that fails the check (module doc) is re-solved with the feet (``sites``, default
-    :func:`foot_sites`) held at their pose in that frame, the reference frame as the IK's
-    posture task, and the COM task at the capture-point target. Frames that pass are kept.
+    A frame that fails the check (module doc) is re-solved by ``solve_frame(t, c, start)``
+    — the caller's IK for frame ``t`` (typically the feet held at their pose in that frame,
+    the frame as posture reference, :func:`animik.anim.feasible.feasible_clip_poses`) with the
+    COM task at ``c (3,)``, started from ``start``. Frames that pass are kept.
 
     Args:
         skel: the character. q: ``(T, n_dof)`` poses at ``fps`` (frames/s, > 0).
-        options: :class:`BalanceOptions`. sites: the feet to hold. max_iterations: IK
-            iterations per corrected frame. progress: ``progress(done, total)`` every frame.
+        solve_frame: the corrective IK. options: :class:`BalanceOptions`.
+        progress: ``progress(done, total)`` after every frame.
 
     Returns:
         :class:`FeasibleClip`.
@@ -378,17 +414,12 @@ def make_clip_feasible(skel: Skeleton, q: np.ndarray, fps: float,
         ShapeError: bad ``q``; BalanceOptionsError: bad options or fps;
         ContactGeometryError: a skeleton without contact geometry.
     """
-    from ..ik import prepare_ik
-    from ..kinematics import forward_kinematics
-
     q = skel.check_q(q)
     if q.ndim != 2:
         raise BalanceOptionsError(f"q must be frames (T, n_dof), got shape {q.shape}")
     if not (isinstance(fps, (int, float)) and math.isfinite(fps) and fps > 0):
         raise BalanceOptionsError(f"fps must be a number > 0, got {fps!r}")
-    opts = options or BalanceOptions()
-    filt = BalanceFilter(skel, opts)
-    feet = foot_sites(skel, filt.contacts) if sites is None else tuple(sites)
+    filt = BalanceFilter(skel, options or BalanceOptions())
     h = 1.0 / float(fps)
     T = len(q)
     out = np.empty_like(q)
@@ -396,24 +427,9 @@ def make_clip_feasible(skel: Skeleton, q: np.ndarray, fps: float,
     feasible = np.zeros(T, bool)
     ref_ok = np.zeros(T, bool)
     margin = np.full(T, np.nan)
-    solver = None
     filt.reset(q[0])
     for t in range(T):
-        qr = q[t]
-
-        def solve_com(c: np.ndarray, start: np.ndarray, qr: np.ndarray = qr) -> np.ndarray:
-            nonlocal solver
-            fk = forward_kinematics(skel, qr)
-            tg = {s: (fk.site_positions[skel.site_index(s)], fk.site_rotations[skel.site_index(s)])
-                  for s in feet}
-            tg["com"] = c
-            if solver is None:
-                solver = prepare_ik(skel, qr, {s: tg[s] for s in feet}, "fik", com=tuple(c),
-                                    weights={**{s: 10.0 for s in feet}, "com": 10.0},
-                                    reference_gain=0.1, tol_position=1e-5)
-            return solver.solve(start, targets=tg, reference=qr, max_iterations=max_iterations).q
-
-        st = filt.step(qr, h, solve_com)
+        st = filt.step(q[t], h, lambda c, start, t=t: solve_frame(t, c, start))
         out[t] = st.q
         corrected[t] = st.corrected
         feasible[t] = st.feasible
@@ -424,5 +440,5 @@ def make_clip_feasible(skel: Skeleton, q: np.ndarray, fps: float,
     return FeasibleClip(out, corrected, feasible, margin, ref_ok)
 
 
-__all__ = ["BalanceFilter", "BalanceOptions", "BalanceOptionsError", "BalanceStep", "FeasibleClip",
-           "foot_sites", "make_clip_feasible"]
+__all__ = ["BalanceFilter", "BalanceOptions", "BalanceOptionsError", "BalanceStep", "ClipCheck",
+           "FeasibleClip", "clip_feasibility", "foot_sites", "make_clip_feasible"]

@@ -10,6 +10,7 @@ import numpy as np
 import pytest
 
 import animik
+from animik.anim.feasible import feasible_clip_poses
 from animik.dynamics import check_contacts, com, contact_model
 from animik.dynamics.interactive import (
     BalanceFilter,
@@ -17,7 +18,6 @@ from animik.dynamics.interactive import (
     BalanceOptionsError,
     _ray_clamp,
     foot_sites,
-    make_clip_feasible,
 )
 from animik.ik import prepare_ik
 from animik.kinematics import forward_kinematics
@@ -133,7 +133,7 @@ def test_clip_of_an_infeasible_drag_is_made_feasible(body):
     Q, _, q0 = _drag(body, physics=False, frames=40, hold=10)
     Q = np.concatenate([[q0] * 5, Q])
     assert not _checks(body, q0, Q).feasible.all()
-    res = make_clip_feasible(body, Q, FPS)
+    res = feasible_clip_poses(body, Q, FPS)
     assert res.feasible.all() and res.corrected.any() and not res.reference_feasible.all()
     chk = _checks(body, Q[0], res.q)
     assert chk.feasible.all()
@@ -149,6 +149,6 @@ def test_bad_options_raise(body):
     with pytest.raises(BalanceOptionsError):
         BalanceFilter(body, BalanceOptions(margin=-1))
     with pytest.raises(BalanceOptionsError):
-        make_clip_feasible(body, np.zeros((3, body.n_dof)), 0.0)
+        feasible_clip_poses(body, np.zeros((3, body.n_dof)), 0.0)
     with pytest.raises(BalanceOptionsError):
-        make_clip_feasible(body, np.zeros(body.n_dof), 30.0)
+        feasible_clip_poses(body, np.zeros(body.n_dof), 30.0)

@@ -19,13 +19,14 @@ from __future__ import annotations
 from .. import physics
 from ..state import AppState
 from .base import Mode
+from .physics import PhysicsMode
 from .pose import PoseMode
 from .retarget import RetargetMode
 
 #: The pose mode: ``Document.mode`` is None.
 POSE = PoseMode()
 #: Every other mode by its name (``ModeData.name`` of the data it runs on).
-REGISTRY: dict[str, Mode] = {m.name: m for m in (RetargetMode(),)}
+REGISTRY: dict[str, Mode] = {m.name: m for m in (RetargetMode(), PhysicsMode())}
 
 
 def current(state: AppState) -> Mode:

@@ -10,10 +10,11 @@ from __future__ import annotations
 from collections.abc import Callable
 
 from ..state import AppState
+from .physics_panel import draw_physics_tools
 from .retarget_panel import draw_retarget_panel, draw_retarget_tools
 
 #: Tools menu entries, in menu order.
-TOOLS_MENU: tuple[Callable[[AppState], None], ...] = (draw_retarget_tools,)
+TOOLS_MENU: tuple[Callable[[AppState], None], ...] = (draw_retarget_tools, draw_physics_tools)
 #: Panels of the modes, drawn every frame after the app's own.
 PANELS: tuple[Callable[[AppState], None], ...] = (draw_retarget_panel,)
 
