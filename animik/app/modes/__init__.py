@@ -16,7 +16,7 @@ line in :data:`REGISTRY` below; its panel, if any, is one line in
 
 from __future__ import annotations
 
-from .. import physics
+from ..physics import update_physics
 from ..state import AppState
 from .base import Mode
 from .physics import PhysicsMode
@@ -43,7 +43,7 @@ def update(state: AppState, dt: float) -> None:
     """Advance the app by one frame: the current mode's update (renderers then draw ``state``)."""
     current(state).update(state, dt)
     if state.physics is not None and state.physics.show:
-        physics.update_physics(state, dt)  # the overlay evaluates whatever pose the mode made
+        update_physics(state, dt)  # the overlay evaluates whatever pose the mode made
 
 
 __all__ = ["POSE", "REGISTRY", "Mode", "current", "update"]
