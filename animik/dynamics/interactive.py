@@ -199,6 +199,7 @@ class BalanceFilter:
     options: BalanceOptions = field(default_factory=BalanceOptions)
     contacts: ContactModel | None = None
     _hist: list = field(default_factory=list)  # the last two output poses
+    _chist: list = field(default_factory=list)  # and their centres of mass
 
     def __post_init__(self) -> None:
         self.options = self.options.checked()
@@ -208,6 +209,19 @@ class BalanceFilter:
     def reset(self, q: np.ndarray | None = None) -> None:
         """Forget the history (the next pose starts at rest), or start it at rest at ``q``."""
         self._hist = [] if q is None else [np.array(q, float), np.array(q, float)]
+        self._chist = [] if q is None else [com(self.skeleton, q)] * 2
+
+    @property
+    def history(self) -> tuple[np.ndarray, ...]:
+        """The last (up to two) output poses, oldest first."""
+        return tuple(self._hist)
+
+    def push(self, q: np.ndarray, c: np.ndarray | None = None) -> None:
+        """Record an output pose (its COM ``c`` if known); :meth:`step` does this."""
+        q = np.array(q, dtype=float)
+        self._hist = (self._hist + [q])[-2:]
+        c = com(self.skeleton, q) if c is None else np.array(c, dtype=float)
+        self._chist = (self._chist + [c])[-2:]
 
     def frame_time(self, dt: float) -> float:
         o = self.options
@@ -242,12 +256,13 @@ class BalanceFilter:
     def _omega(self, c: np.ndarray) -> float:
         return math.sqrt(-GRAVITY[2] / max(float(c[2]) - self.options.floor, 0.05))
 
-    def dcm(self, q: np.ndarray, h: float) -> np.ndarray:
-        """Capture point ``c + ċ/ω`` (xy, m) of ``q`` after the history."""
-        c = com(self.skeleton, q)
+    def dcm(self, q: np.ndarray, h: float, c: np.ndarray | None = None) -> np.ndarray:
+        """Capture point ``c + ċ/ω`` (xy, m) of ``q`` (its COM ``c`` if known) after the
+        history."""
+        c = com(self.skeleton, q) if c is None else c
         if not self._hist:
             return c[:2].copy()
-        cp = com(self.skeleton, self._hist[-1])
+        cp = self._chist[-1]
         return c[:2] + (c[:2] - cp[:2]) / h / self._omega(c)
 
     def com_target(self, c_ref: np.ndarray, poly: np.ndarray, h: float
@@ -257,8 +272,8 @@ class BalanceFilter:
         Vertically the COM follows the reference with its acceleration clipped to
         ``±vertical_accel · g`` (a squatting IK must not ask the floor to pull, ``F_z < 0``)."""
         o = self.options
-        c1 = com(self.skeleton, self._hist[-1]) if self._hist else c_ref
-        c2 = com(self.skeleton, self._hist[-2]) if len(self._hist) >= 2 else c1
+        c1 = self._chist[-1] if self._hist else c_ref
+        c2 = self._chist[-2] if len(self._hist) >= 2 else c1
         g = -GRAVITY[2]
         az = float(np.clip((c_ref[2] - 2 * c1[2] + c2[2]) / (h * h), -o.vertical_accel * g,
                            o.vertical_accel * g))
@@ -297,7 +312,7 @@ class BalanceFilter:
         ref = self.check(q_ref, h)
         act = np.asarray(ref.in_contact, bool)
         poly = self.polygon(q_ref, act)
-        xi = self.dcm(q_ref, h)
+        xi = self.dcm(q_ref, h, ref.com)
         xi_m = _distance(poly, xi) if len(poly) >= 3 else math.nan
         ok = (not act.any()) or len(poly) < 3 or (
             bool(ref.feasible) and float(ref.margin) >= o.check_margin and xi_m >= o.margin)
@@ -305,7 +320,7 @@ class BalanceFilter:
         if ok:
             out, chk, c_t, p_t = q_ref, ref, np.full(3, np.nan), nan2
         else:
-            c_t, p_t = self.com_target(com(self.skeleton, q_ref), poly, h)
+            c_t, p_t = self.com_target(ref.com, poly, h)
             # start the corrective solve from the constant-velocity prediction, not from the
             # reference: the IK's least change from it is the least acceleration, so the limbs
             # do not whip (the reference's jerk is what made it fail)
@@ -324,9 +339,9 @@ class BalanceFilter:
                 c_t[:2] += (goal - chk.zmp[:2]) / (1.0 - 1.0 / a)
                 out = np.asarray(solve_com(c_t, start), dtype=float)
                 chk = self.check(out, h)
-            xi = self.dcm(out, h)
+            xi = self.dcm(out, h, chk.com)
             xi_m = _distance(poly, xi)
-        self._hist = (self._hist + [out.copy()])[-2:]
+        self.push(out, chk.com)
         return BalanceStep(out, not ok, chk, ref, xi, float(xi_m), c_t, p_t)
 
 

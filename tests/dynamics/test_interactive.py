@@ -104,7 +104,7 @@ def test_correction_target_realises_the_cart_table_zmp(body):
     q1 = q0.copy()
     q1[0] = 0.004  # pelvis slide forward: the COM moves 4 mm a frame
     filt.reset(q0)
-    filt._hist = [q0, q1]
+    filt.push(q1)
     h = 1 / FPS
     cm = contact_model(body)
     from animik.dynamics import support_polygon

@@ -129,11 +129,11 @@ class PhysicsMode(Mode):
         playing = state.playing
         if playing:
             timeline.advance(state, dt)
-        elif not filt._hist or not np.array_equal(before, filt._hist[-1]):
+        elif not filt.history or not np.array_equal(before, filt.history[-1]):
             filt.reset(before)  # the pose jumped (undo, a slider, a clip frame): start at rest
         step_ik(state)  # (a) the kinematic reference
         q_ref = np.array(state.doc.q, dtype=float)
-        h = filt._hist
+        h = filt.history
         if len(h) >= 2 and np.array_equal(q_ref, h[-1]) and np.array_equal(h[-1], h[-2]):
             return  # at rest and nothing moved: nothing to check
         t0 = time.perf_counter()
