@@ -70,6 +70,7 @@ class BalanceOptions:
         vertical_accel: largest vertical COM acceleration of a correction, in g.
         refinements: extra IK solves per corrected frame when the corrected pose's true ZMP
             (full inverse dynamics) is still within ``check_margin`` of the edge.
+        refine_step: largest COM move of one refinement (m).
     """
 
     margin: float = 0.02
@@ -81,6 +82,7 @@ class BalanceOptions:
     h_min: float = 1.0 / 240.0
     h_max: float = 1.0 / 15.0
     refinements: int = 4
+    refine_step: float = 0.005
     vertical_accel: float = 0.3
 
     def checked(self) -> BalanceOptions:
@@ -275,21 +277,34 @@ class BalanceFilter:
         c1 = self._chist[-1] if self._hist else c_ref
         c2 = self._chist[-2] if len(self._hist) >= 2 else c1
         g = -GRAVITY[2]
-        az = float(np.clip((c_ref[2] - 2 * c1[2] + c2[2]) / (h * h), -o.vertical_accel * g,
-                           o.vertical_accel * g))
+        # vertical: a critically damped pull toward the reference height (2 Hz), its
+        # acceleration clipped to ±vertical_accel·g (a squatting reference must not ask the
+        # floor to pull, F_z < 0, nor build up a fall)
+        wz = 2 * math.pi * 2.0
+        vz = (c1[2] - c2[2]) / h
+        az = float(np.clip(wz * wz * (c_ref[2] - c1[2]) - 2 * wz * vz,
+                           -o.vertical_accel * g, o.vertical_accel * g))
         cz = 2 * c1[2] - c2[2] + az * h * h
         w = math.sqrt((g + az) / max(cz - o.floor, 0.05))  # cart-table with the vertical term
         xi = c1[:2] + (c1[:2] - c2[:2]) / h / w
         xi_star = _clamp_inside(poly, c_ref[:2], 1.5 * o.margin)
-        p_des = xi + (o.dcm_gain / w) * (xi - xi_star)
-        if _distance(poly, xi) >= o.margin:
-            p = _ray_clamp(poly, xi, p_des, o.margin)
-        else:  # no longer capturable: push as hard as the polygon allows
-            p = _clamp_inside(poly, p_des, o.margin)
         a = (h * w) ** 2  # < 1 for h <= 1/15 s and a COM above 5 cm
         c_next = np.empty(3)
-        c_next[:2] = (2 * c1[:2] - c2[:2] - a * p) / (1.0 - a)
         c_next[2] = cz
+        if _distance(poly, xi) >= o.margin:
+            p_des = xi + (o.dcm_gain / w) * (xi - xi_star)
+            p = _ray_clamp(poly, xi, p_des, o.margin)
+            c_next[:2] = (2 * c1[:2] - c2[:2] - a * p) / (1.0 - a)
+        else:
+            # no longer capturable (a jump of the reference, a frame the IK could not
+            # follow): the pendulum would run away. Give up feasibility for this frame and put
+            # the capture point back on the shrunk polygon kinematically — ξ_n = c_n +
+            # (c_n − c_{n−1})/(hω) = ξ_goal — the frame is reported infeasible, the next
+            # ones are capturable again
+            k = 1.0 / (h * w)
+            goal = _clamp_inside(poly, xi, o.margin)
+            c_next[:2] = (goal + k * c1[:2]) / (1.0 + k)
+            p = c_next[:2] - (c_next[:2] - 2 * c1[:2] + c2[:2]) / (h * h * w * w)
         return c_next, p
 
     def step(self, q_ref: np.ndarray, dt: float,
@@ -336,9 +351,16 @@ class BalanceFilter:
                 a = (h * self._omega(chk.com)) ** 2
                 goal = _clamp_inside(poly, chk.zmp[:2], o.margin)
                 c_t = c_t.copy()
-                c_t[:2] += (goal - chk.zmp[:2]) / (1.0 - 1.0 / a)
-                out = np.asarray(solve_com(c_t, start), dtype=float)
-                chk = self.check(out, h)
+                dc = (goal - chk.zmp[:2]) / (1.0 - 1.0 / a)
+                n = float(np.hypot(*dc))
+                # a ZMP far out (a jump of the limbs) is not the COM's to fix: ≤ 5 mm a solve
+                c_t[:2] += dc * min(1.0, o.refine_step / n) if n > 0 else 0.0
+                out2 = np.asarray(solve_com(c_t, start), dtype=float)
+                chk2 = self.check(out2, h)
+                if _distance(poly, self.dcm(out2, h, chk2.com)) < o.margin - 1e-9 <= \
+                        _distance(poly, self.dcm(out, h, chk.com)):
+                    break  # fixing the ZMP this way would lose the capture point: keep it
+                out, chk = out2, chk2
             xi = self.dcm(out, h, chk.com)
             xi_m = _distance(poly, xi)
         self.push(out, chk.com)

@@ -35,7 +35,10 @@ from .pose import timeline_keys
 
 NAME = "physics"
 PIN_WEIGHT = 10.0  # pins "hard-ish": the correction must not slide the feet
-COM_WEIGHT = 10.0
+# the corrective solve's null-space pull toward the constant-velocity prediction: the
+# redundant DoFs keep their motion instead of whipping (least acceleration)
+REFERENCE_GAIN = 0.3
+COM_WEIGHT = 3.0  # below the pins: an unreachable COM target must not pull the feet
 
 
 @dataclass(frozen=True, eq=False)
@@ -82,8 +85,9 @@ def session(state: AppState) -> PhysicsUI:
 
 def _solve_com(state: AppState, ui: PhysicsUI):
     """``solve(c, start) -> q``: the active effectors (pins weighted ``PIN_WEIGHT``) plus the COM
-    task at ``c``, the app's solver and options without the posture pull (a null-space term
-    that switches on when the tasks converge: a jerk the COM task cannot see)."""
+    task at ``c``, the app's solver and options with the posture pull aimed at ``start`` (the
+    constant-velocity prediction) instead of the scene's posture (a null-space term that
+    switches on when the tasks converge: a jerk the COM task cannot see)."""
     doc = state.doc
     effs = [e for e in doc.effectors if e.active]
     targets = {e.site: (e.position if e.rotation is None else (e.position, e.rotation))
@@ -97,11 +101,14 @@ def _solve_com(state: AppState, ui: PhysicsUI):
             opts = {k: v for k, v in solver_options(doc.solver).items()
                     if k not in ("reference", "reference_gain")}
             opts["tol_position"] = min(float(opts.get("tol_position", 1e-4)), 1e-5)
+            if doc.solver.name in ("fik", "fik_fixed"):
+                opts["reference_gain"] = REFERENCE_GAIN
             ui.solver = prepare_ik(doc.skeleton, start, targets, doc.solver.name,
                                    weights={**weights, "com": COM_WEIGHT}, com=tuple(c), **opts)
             ui.solver_key = key
+        ref = {"reference": start} if doc.solver.name in ("fik", "fik_fixed") else {}
         return ui.solver.solve(start, targets={**targets, "com": c},
-                               max_iterations=max(int(doc.solver.iterations), 50)).q
+                               max_iterations=max(int(doc.solver.iterations), 50), **ref).q
 
     return solve
 
