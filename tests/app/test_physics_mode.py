@@ -51,7 +51,7 @@ def test_physics_mode_keeps_the_zmp_inside_while_the_hand_is_dragged(app):  # no
     assert feet.max() < 1e-3  # the feet stay on their pins (1 mm)
     assert hand[-1] < 0.02  # and the hand got there (the hips went back instead)
     ui = pm.session(st)
-    assert ui.corrected > 0 and ui.error == ""
+    assert ui.corrected > 0 and ui.infeasible == 0 and ui.error == ""
     # leaving is an undo step; undo re-enters
     pm.leave(st)
     assert st.doc.mode is None

@@ -56,7 +56,8 @@ class PhysicsUI(ModeUI):
     Attributes:
         options: the filter's :class:`BalanceOptions`.
         last: the last :class:`BalanceStep` (None before the first).
-        corrected / steps: corrected frames / filtered frames since entering.
+        corrected / infeasible / steps: frames the filter corrected / whose output still
+            failed the check / filtered frames, since entering.
         filter_ms: the last frame's filter time (check + correction), ms.
         marks_clip, marks: the clip the marks were computed for (identity) and its
             ``(T,)`` infeasible flags.
@@ -68,6 +69,7 @@ class PhysicsUI(ModeUI):
     solver_key: tuple = ()
     last: BalanceStep | None = None
     corrected: int = 0
+    infeasible: int = 0
     steps: int = 0
     filter_ms: float = 0.0
     error: str = ""
@@ -154,6 +156,7 @@ class PhysicsMode(Mode):
         ui.last = st
         ui.steps += 1
         ui.corrected += int(st.corrected)
+        ui.infeasible += int(not st.feasible)
         if st.corrected:
             state.doc = state.doc.with_pose(st.q)
             state.ik.solved_version = -1  # the next frame's IK starts from the corrected pose
@@ -171,7 +174,7 @@ def enter(state: AppState) -> None:
     ui = session(state)
     ui.error = ""
     ui.filter = None
-    ui.corrected = ui.steps = 0
+    ui.corrected = ui.infeasible = ui.steps = 0
     ui.show = True
     physics_of(state).show = True
     set_doc(state, state.doc.replace(mode=PhysicsData()))

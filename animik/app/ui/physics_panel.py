@@ -56,7 +56,6 @@ def _mode_controls(state: AppState) -> None:
     changed, want = imgui.checkbox("physics mode (drags stay feasible)", on)
     if changed:
         pm.enter(state) if want else pm.leave(state)
-    imgui.same_line()
     clip = state.doc.current_clip
     imgui.begin_disabled(clip is None or clip.is_empty)
     if imgui.button("Make feasible"):
@@ -70,8 +69,8 @@ def _mode_controls(state: AppState) -> None:
         if ui.error:
             imgui.text_wrapped(ui.error)
         else:
-            imgui.text(f"corrected {ui.corrected} of {ui.steps} frames   filter "
-                       f"{ui.filter_ms:5.2f} ms")
+            imgui.text(f"frames {ui.steps}: corrected {ui.corrected}, infeasible "
+                       f"{ui.infeasible}   filter {ui.filter_ms:5.2f} ms")
     bad = pm.infeasible_frames(state) if clip is not None and pv_show(state) else None
     if bad is not None:
         imgui.text_colored(GREEN if not bad.any() else RED,
