@@ -59,8 +59,8 @@ class PhysicsUI(ModeUI):
         corrected / infeasible / steps: frames the filter corrected / whose output still
             failed the check / filtered frames, since entering.
         filter_ms: the last frame's filter time (check + correction), ms.
-        marks_clip, marks: the clip the marks were computed for (identity) and its
-            ``(T,)`` infeasible flags.
+        marks_clip, marks: ``(clip, mu, contact height)`` the marks were computed for and
+            the clip's ``(T,)`` infeasible flags.
     """
 
     options: BalanceOptions = field(default_factory=BalanceOptions)
@@ -123,16 +123,18 @@ class PhysicsMode(Mode):
 
     def update(self, state: AppState, dt: float) -> None:
         ui = session(state)
-        if ui.error:
-            return
         if ui.filter is None or ui.filter.skeleton is not state.skeleton:
+            ui.filter, ui.solver, ui.error = None, None, ""
             try:
                 ui.filter = BalanceFilter(state.skeleton, ui.options)
             except ContactGeometryError as e:
-                ui.error = str(e)
-                state.error(f"Physics mode: {e}")
-                return
-            ui.solver = None
+                ui.error = f"Physics mode needs contact geometry: {e}"
+                state.error(ui.error)
+        if ui.error:  # no filter (no contact geometry, a solver error): the pose mode's frame
+            if state.playing:
+                timeline.advance(state, dt)
+            step_ik(state)
+            return
         filt = ui.filter
         before = state.doc.q
         playing = state.playing
@@ -197,13 +199,14 @@ def infeasible_frames(state: AppState) -> np.ndarray | None:
     if clip is None or clip.is_empty:
         return None
     ui = session(state)
-    if ui.marks_clip is clip:
+    pv = physics_of(state)
+    key = (clip, pv.mu, pv.contact_height)
+    if ui.marks_clip == key:
         return ui.marks
-    ui.marks_clip = clip
+    ui.marks_clip = key
     ui.marks = None
     try:
         m = clip.to_motion()
-        pv = physics_of(state)
         res = clip_feasibility(m.skeleton, m.q, clip.fps, mu=pv.mu,
                                contact_height=pv.contact_height)
         ui.marks = ~res.feasible
