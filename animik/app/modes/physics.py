@@ -59,6 +59,7 @@ class PhysicsUI(ModeUI):
         corrected / infeasible / steps: frames the filter corrected / whose output still
             failed the check / filtered frames, since entering.
         filter_ms: the last frame's filter time (check + correction), ms.
+        frame_time: the smoothed frame time the filter (and the overlay) differentiate with, s.
         marks_clip, marks: ``(clip, mu, contact height)`` the marks were computed for and
             the clip's ``(T,)`` infeasible flags.
     """
@@ -72,6 +73,7 @@ class PhysicsUI(ModeUI):
     infeasible: int = 0
     steps: int = 0
     filter_ms: float = 0.0
+    frame_time: float | None = None
     error: str = ""
     marks_clip: Any = None
     marks: np.ndarray | None = None
@@ -147,9 +149,15 @@ class PhysicsMode(Mode):
         h = filt.history
         if len(h) >= 2 and np.array_equal(q_ref, h[-1]) and np.array_equal(h[-1], h[-2]):
             return  # at rest and nothing moved: nothing to check
+        # Velocities and accelerations are backward differences over frames: with the window's
+        # irregular frame times (llvmpipe: 15-40 ms) one h for both intervals turns a jitter of
+        # dt into a jump of the implied velocity and capture point. The filter and the overlay
+        # both use a smoothed frame time instead (a time constant of ~10 frames).
+        ui.frame_time = dt if ui.frame_time is None else 0.9 * ui.frame_time + 0.1 * dt
+        physics_of(state).frame_time = ui.frame_time
         t0 = time.perf_counter()
         try:
-            st = filt.step(q_ref, dt, _solve_com(state, ui))  # (b) check, (c) correct
+            st = filt.step(q_ref, ui.frame_time, _solve_com(state, ui))  # (b) check, (c) correct
         except USER_ERRORS as e:
             ui.error = f"Physics mode stopped: {describe(e)}"
             state.error(ui.error)
@@ -177,6 +185,7 @@ def enter(state: AppState) -> None:
     ui.error = ""
     ui.filter = None
     ui.corrected = ui.infeasible = ui.steps = 0
+    ui.frame_time = None
     ui.show = True
     physics_of(state).show = True
     set_doc(state, state.doc.replace(mode=PhysicsData()))
