@@ -55,6 +55,8 @@ def update_physics(state: AppState, dt: float) -> None:
         return
     q = np.array(state.doc.q, dtype=float)
     pv._poses.append(q)
+    if pv.frame_time is not None and getattr(state.doc.mode, "name", None) == "physics":
+        dt = pv.frame_time  # the physics mode's smoothed frame time: judge what it filtered
     h = float(np.clip(dt, 1.0 / 240.0, 1.0 / 15.0))
     P = list(pv._poses)
     qd = (P[-1] - P[-2]) / h if len(P) >= 2 else np.zeros_like(q)

@@ -45,3 +45,4 @@ class PhysicsView:
     _poses: deque = field(default_factory=lambda: deque(maxlen=3))
     _skel: Skeleton | None = None
     stamp: int = 0  # bumped by every evaluation (the view cache's key)
+    frame_time: float | None = None  # set by the physics mode: its smoothed frame time (s)

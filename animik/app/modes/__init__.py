@@ -16,17 +16,18 @@ line in :data:`REGISTRY` below; its panel, if any, is one line in
 
 from __future__ import annotations
 
-from .. import physics
+from ..physics import update_physics
 from ..state import AppState
 from .base import Mode
 from .drive import DriveMode
+from .physics import PhysicsMode
 from .pose import PoseMode
 from .retarget import RetargetMode
 
 #: The pose mode: ``Document.mode`` is None.
 POSE = PoseMode()
 #: Every other mode by its name (``ModeData.name`` of the data it runs on).
-REGISTRY: dict[str, Mode] = {m.name: m for m in (RetargetMode(), DriveMode())}
+REGISTRY: dict[str, Mode] = {m.name: m for m in (RetargetMode(), DriveMode(), PhysicsMode())}
 
 
 def current(state: AppState) -> Mode:
@@ -50,7 +51,7 @@ def update(state: AppState, dt: float) -> None:
     """Advance the app by one frame: the current mode's update (renderers then draw ``state``)."""
     current(state).update(state, dt)
     if state.physics is not None and state.physics.show:
-        physics.update_physics(state, dt)  # the overlay evaluates whatever pose the mode made
+        update_physics(state, dt)  # the overlay evaluates whatever pose the mode made
 
 
 __all__ = ["POSE", "REGISTRY", "Mode", "current", "open_scene", "update"]

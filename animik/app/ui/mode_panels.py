@@ -11,10 +11,12 @@ from collections.abc import Callable
 
 from ..state import AppState
 from .drive_panel import draw_drive_panel, draw_drive_tools
+from .physics_panel import draw_physics_tools
 from .retarget_panel import draw_retarget_panel, draw_retarget_tools
 
 #: Tools menu entries, in menu order.
-TOOLS_MENU: tuple[Callable[[AppState], None], ...] = (draw_retarget_tools, draw_drive_tools)
+TOOLS_MENU: tuple[Callable[[AppState], None], ...] = (draw_retarget_tools, draw_physics_tools,
+                                                       draw_drive_tools)
 #: Panels of the modes, drawn every frame after the app's own.
 PANELS: tuple[Callable[[AppState], None], ...] = (draw_retarget_panel, draw_drive_panel)
 

@@ -1,11 +1,13 @@
 """Physics panel: the floor wrench the pose on screen needs, seed D's three checks, and a live
-plot of the ZMP margin (see :mod:`animik.app.physics`)."""
+plot of the ZMP margin (see :mod:`animik.app.physics`); physics mode on / off (drags stay
+feasible, :mod:`animik.app.modes.physics`) and "Make feasible" for the current clip."""
 
 from __future__ import annotations
 
 import numpy as np
 from imgui_bundle import imgui, implot
 
+from ..modes import physics as pm
 from ..physics import physics_of
 from ..state import AppState
 
@@ -17,6 +19,7 @@ def draw_physics_panel(state: AppState) -> None:
     pv = physics_of(state)
     if imgui.begin("Physics")[0]:
         _, pv.show = imgui.checkbox("show COM, support polygon, ZMP, force", pv.show)
+        _mode_controls(state)
         imgui.set_next_item_width(120)
         changed, mu = imgui.slider_float("friction mu", pv.mu, 0.05, 1.5, "%.2f")
         if changed:
@@ -46,3 +49,44 @@ def draw_physics_panel(state: AppState) -> None:
                     implot.plot_line("edge", np.array([0.0, max(n - 1, 1)]), np.zeros(2))
                     implot.end_plot()
     imgui.end()
+
+
+def _mode_controls(state: AppState) -> None:
+    on = isinstance(state.doc.mode, pm.PhysicsData)
+    changed, want = imgui.checkbox("physics mode (drags stay feasible)", on)
+    if changed:
+        pm.enter(state) if want else pm.leave(state)
+    clip = state.doc.current_clip
+    imgui.begin_disabled(clip is None or clip.is_empty)
+    if imgui.button("Make feasible"):
+        pm.make_feasible(state)
+    imgui.end_disabled()
+    if imgui.is_item_hovered(imgui.HoveredFlags_.allow_when_disabled):
+        imgui.set_tooltip("Run the current clip through seed D's filter and add the result "
+                          "as a new clip (yours is kept)")
+    if on:
+        ui = pm.session(state)
+        if ui.error:
+            imgui.text_wrapped(ui.error)
+        else:
+            imgui.text(f"frames {ui.steps}: corrected {ui.corrected}, infeasible "
+                       f"{ui.infeasible}   filter {ui.filter_ms:5.2f} ms")
+    bad = pm.infeasible_frames(state) if clip is not None and pv_show(state) else None
+    if bad is not None:
+        imgui.text_colored(GREEN if not bad.any() else RED,
+                           f"clip {clip.name!r}: {int(bad.sum())} of {len(bad)} frames infeasible")
+
+
+def pv_show(state: AppState) -> bool:
+    return physics_of(state).show or isinstance(state.doc.mode, pm.PhysicsData)
+
+
+def draw_physics_tools(state: AppState) -> None:
+    """Physics's entries of the Tools menu (drawn inside the open menu)."""
+    on = isinstance(state.doc.mode, pm.PhysicsData)
+    if imgui.menu_item_simple("Physics mode (feasible drag)", "", on):
+        pm.leave(state) if on else pm.enter(state)
+    clip = state.doc.current_clip
+    if imgui.menu_item_simple("Make clip feasible", "", False,
+                              clip is not None and not clip.is_empty):
+        pm.make_feasible(state)

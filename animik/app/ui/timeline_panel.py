@@ -12,7 +12,8 @@ Three rows of widgets and a track view:
   whole-pose key, a small orange one a key of some joints only), the selected joint's keys
   (cyan) and the effector-target keys (green). Click a mark to select it and go there, drag it
   to move the keys (one undo step, at release), right-click it for its menu (interpolation,
-  delete).
+  delete). With the physics overlay on (or in physics mode) red marks under the ruler are the
+  clip's frames that fail seed D's checks.
 
 The panel only calls :mod:`animik.app.timeline`; what it last drew is kept in
 ``state.timeline_view`` (a :class:`TimelineView`) so tests and the window tests can click on
@@ -26,6 +27,8 @@ from imgui_bundle import imgui
 
 from ...anim import MODES, TIME_EPS
 from .. import timeline as tl
+from ..modes.physics import PhysicsData, infeasible_frames
+from ..physics import physics_of
 from ..state import AppState
 from ..ui_state import TimelineDrag, TimelineView
 
@@ -55,6 +58,7 @@ JOINT = _u32(0.30, 0.82, 0.95)
 TARGET = _u32(0.45, 0.92, 0.55)
 SELECTED = _u32(1.0, 1.0, 1.0)
 GHOST = _u32(1.0, 1.0, 1.0, 0.55)
+INFEASIBLE = _u32(0.95, 0.15, 0.12)
 
 
 def draw_timeline_panel(state: AppState) -> None:
@@ -258,6 +262,20 @@ def _marks(dl, view: TimelineView, times: np.ndarray, y: float, size: float, col
         _diamond(dl, x, y, size, col)
 
 
+def _infeasible_marks(state: AppState, dl, view: TimelineView, y: float) -> None:
+    """Red marks under the ruler at the frames of the clip that fail seed D's checks (when the
+    physics overlay is on or in physics mode; computed once per clip, batched)."""
+    if not (physics_of(state).show or isinstance(state.doc.mode, PhysicsData)):
+        return
+    bad = infeasible_frames(state)
+    if bad is None or not bad.any():
+        return
+    half = max(0.5 * (view.x1 - view.x0) / max(view.end * view.fps, 1.0), 1.0)
+    for f in np.flatnonzero(bad):
+        x = view.x_of(f / view.fps)
+        dl.add_rect_filled((x - half, y - 5), (x + half, y), INFEASIBLE)
+
+
 def _tick_step(px_per_frame: float, min_px: float) -> int:
     for step in (1, 2, 5, 10, 15, 30, 60, 120, 300, 600, 1200, 3000, 6000, 12000):
         if step * px_per_frame >= min_px:
@@ -319,6 +337,7 @@ def _tracks(state: AppState) -> None:
             dl.add_line((view.x_of(drag.t), y), (x, y), GHOST)
         if clip.length > 0 and clip.last_key_time > clip.length + TIME_EPS:  # keys past the end
             dl.add_text((view.x1 - 90, p0.y + 2), PARTIAL, "keys past end")
+        _infeasible_marks(state, dl, view, p0.y + RULER_H)
     x = view.x_of(state.doc.time)
     dl.add_line((x, p0.y), (x, p0.y + h), PLAYHEAD, 2.0)
     dl.add_triangle_filled((x - 6, p0.y), (x + 6, p0.y), (x, p0.y + 8), PLAYHEAD)

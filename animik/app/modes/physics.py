@@ -1,0 +1,264 @@
+"""Physics mode: seed D's interactive use — drag a hand or the pelvis with the feet pinned and
+the motion stays dynamically feasible.
+
+Each frame: the pose mode's step (playback of the current clip if playing, then the live IK
+with the user's pins and drags) gives the **kinematic reference**; the
+:class:`~animik.dynamics.interactive.BalanceFilter` checks it with full inverse dynamics (ZMP in
+the support polygon, friction, pulling) and its capture point, and when it fails **corrects**
+it: a second IK solve from the constant-velocity prediction with the same pins and drags plus
+the centre-of-mass task at the capture-point target (docs/dynamics.md, "interactive use").
+
+Also here: :func:`make_feasible` (the current clip through the same filter, added as a new
+clip) and :func:`infeasible_frames` (the timeline's red marks). No GL.
+"""
+
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass, field
+from typing import Any, ClassVar
+
+import numpy as np
+
+from ...dynamics.contacts import ContactGeometryError
+from ...dynamics.interactive import BalanceFilter, BalanceOptions, BalanceStep, clip_feasibility
+from ...ik import prepare_ik
+from .. import timeline
+from ..document import ModeData
+from ..edits import USER_ERRORS, commit, describe, set_doc
+from ..physics import physics_of
+from ..solve import solver_options, step_ik
+from ..state import PINNED, AppState
+from ..ui_state import ModeUI
+from .base import Mode
+from .pose import timeline_keys
+
+NAME = "physics"
+PIN_WEIGHT = 10.0  # pins "hard-ish": the correction must not slide the feet
+# the corrective solve's null-space pull toward the constant-velocity prediction: the
+# redundant DoFs keep their motion instead of whipping (least acceleration)
+REFERENCE_GAIN = 0.3
+COM_WEIGHT = 3.0  # below the pins: an unreachable COM target must not pull the feet
+
+
+@dataclass(frozen=True, eq=False)
+class PhysicsData(ModeData):
+    """Physics mode's undoable data (none beyond being in the mode)."""
+
+    name: ClassVar[str] = NAME
+
+
+@dataclass
+class PhysicsUI(ModeUI):
+    """Physics mode's session (view state, not undone): the filter, the corrective solver, the
+    last step's numbers and the timeline's infeasible-frame marks.
+
+    Attributes:
+        options: the filter's :class:`BalanceOptions`.
+        last: the last :class:`BalanceStep` (None before the first).
+        corrected / infeasible / steps: frames the filter corrected / whose output still
+            failed the check / filtered frames, since entering.
+        filter_ms: the last frame's filter time (check + correction), ms.
+        frame_time: the smoothed frame time the filter (and the overlay) differentiate with, s.
+        marks_clip, marks: ``(clip, mu, contact height)`` the marks were computed for and
+            the clip's ``(T,)`` infeasible flags.
+    """
+
+    options: BalanceOptions = field(default_factory=BalanceOptions)
+    filter: BalanceFilter | None = None
+    solver: Any = None
+    solver_key: tuple = ()
+    last: BalanceStep | None = None
+    corrected: int = 0
+    infeasible: int = 0
+    steps: int = 0
+    filter_ms: float = 0.0
+    frame_time: float | None = None
+    error: str = ""
+    marks_clip: Any = None
+    marks: np.ndarray | None = None
+
+
+def session(state: AppState) -> PhysicsUI:
+    ui = state.mode_ui.get(NAME)
+    if not isinstance(ui, PhysicsUI):
+        ui = PhysicsUI()
+        state.mode_ui[NAME] = ui
+    return ui
+
+
+def _solve_com(state: AppState, ui: PhysicsUI):
+    """``solve(c, start) -> q``: the active effectors (pins weighted ``PIN_WEIGHT``) plus the COM
+    task at ``c``, the app's solver and options with the posture pull aimed at ``start`` (the
+    constant-velocity prediction) instead of the scene's posture (a null-space term that
+    switches on when the tasks converge: a jerk the COM task cannot see)."""
+    doc = state.doc
+    effs = [e for e in doc.effectors if e.active]
+    targets = {e.site: (e.position if e.rotation is None else (e.position, e.rotation))
+               for e in effs}
+    weights = {e.site: e.weight * (PIN_WEIGHT if e.mode == PINNED else 1.0) for e in effs}
+    key = (id(doc.skeleton), doc.solver.name, id(doc.solver),
+           tuple((e.site, e.oriented, e.weight, e.mode) for e in effs))
+
+    def solve(c: np.ndarray, start: np.ndarray) -> np.ndarray:
+        if ui.solver is None or ui.solver_key != key:
+            opts = {k: v for k, v in solver_options(doc.solver).items()
+                    if k not in ("reference", "reference_gain")}
+            opts["tol_position"] = min(float(opts.get("tol_position", 1e-4)), 1e-5)
+            if doc.solver.name in ("fik", "fik_fixed"):
+                opts["reference_gain"] = REFERENCE_GAIN
+            ui.solver = prepare_ik(doc.skeleton, start, targets, doc.solver.name,
+                                   weights={**weights, "com": COM_WEIGHT}, com=tuple(c), **opts)
+            ui.solver_key = key
+        ref = {"reference": start} if doc.solver.name in ("fik", "fik_fixed") else {}
+        return ui.solver.solve(start, targets={**targets, "com": c},
+                               max_iterations=max(int(doc.solver.iterations), 50), **ref).q
+
+    return solve
+
+
+class PhysicsMode(Mode):
+    """Seed D's physics mode (``Document.mode`` is :class:`PhysicsData`)."""
+
+    name: ClassVar[str] = NAME
+    title: ClassVar[str] = "Physics"
+
+    def update(self, state: AppState, dt: float) -> None:
+        ui = session(state)
+        if ui.filter is None or ui.filter.skeleton is not state.skeleton:
+            ui.filter, ui.solver, ui.error = None, None, ""
+            try:
+                ui.filter = BalanceFilter(state.skeleton, ui.options)
+            except ContactGeometryError as e:
+                ui.error = f"Physics mode needs contact geometry: {e}"
+                state.error(ui.error)
+        if ui.error:  # no filter (no contact geometry, a solver error): the pose mode's frame
+            if state.playing:
+                timeline.advance(state, dt)
+            step_ik(state)
+            return
+        filt = ui.filter
+        before = state.doc.q
+        playing = state.playing
+        if playing:
+            timeline.advance(state, dt)
+        elif not filt.history or not np.array_equal(before, filt.history[-1]):
+            filt.reset(before)  # the pose jumped (undo, a slider, a clip frame): start at rest
+        step_ik(state)  # (a) the kinematic reference
+        q_ref = np.array(state.doc.q, dtype=float)
+        h = filt.history
+        if len(h) >= 2 and np.array_equal(q_ref, h[-1]) and np.array_equal(h[-1], h[-2]):
+            return  # at rest and nothing moved: nothing to check
+        # Velocities and accelerations are backward differences over frames: with the window's
+        # irregular frame times (llvmpipe: 15-40 ms) one h for both intervals turns a jitter of
+        # dt into a jump of the implied velocity and capture point. The filter and the overlay
+        # both use a smoothed frame time instead (a time constant of ~10 frames).
+        ui.frame_time = dt if ui.frame_time is None else 0.9 * ui.frame_time + 0.1 * dt
+        physics_of(state).frame_time = ui.frame_time
+        t0 = time.perf_counter()
+        try:
+            st = filt.step(q_ref, ui.frame_time, _solve_com(state, ui))  # (b) check, (c) correct
+        except USER_ERRORS as e:
+            ui.error = f"Physics mode stopped: {describe(e)}"
+            state.error(ui.error)
+            return
+        ui.filter_ms = 1e3 * (time.perf_counter() - t0)
+        ui.last = st
+        ui.steps += 1
+        ui.corrected += int(st.corrected)
+        ui.infeasible += int(not st.feasible)
+        if st.corrected:
+            state.doc = state.doc.with_pose(st.q)
+            state.ik.solved_version = -1  # the next frame's IK starts from the corrected pose
+            if state.drag is None and not playing:
+                state.history.amend(state.doc)
+
+    def on_key_press(self, state: AppState, symbol: int, modifiers: int) -> bool:
+        return timeline_keys(state, symbol, modifiers)
+
+
+def enter(state: AppState) -> None:
+    """Enter physics mode (an undo step); the physics overlay is switched on."""
+    if isinstance(state.doc.mode, PhysicsData):
+        return
+    ui = session(state)
+    ui.error = ""
+    ui.filter = None
+    ui.corrected = ui.infeasible = ui.steps = 0
+    ui.frame_time = None
+    ui.show = True
+    physics_of(state).show = True
+    set_doc(state, state.doc.replace(mode=PhysicsData()))
+    commit(state, "physics mode")
+    state.info("Physics mode: drags and playback stay dynamically feasible (seed D)")
+
+
+def leave(state: AppState) -> None:
+    if not isinstance(state.doc.mode, PhysicsData):
+        return
+    set_doc(state, state.doc.replace(mode=None))
+    commit(state, "leave physics mode")
+
+
+def infeasible_frames(state: AppState) -> np.ndarray | None:
+    """``(T,)`` bool: frames of the current clip that fail seed D's checks (backward
+    differences at the clip's rate, contacts by height, as the live overlay); cached per clip.
+    None without a clip or contact geometry."""
+    clip = state.doc.current_clip
+    if clip is None or clip.is_empty:
+        return None
+    ui = session(state)
+    pv = physics_of(state)
+    key = (clip, pv.mu, pv.contact_height)
+    if ui.marks_clip == key:
+        return ui.marks
+    ui.marks_clip = key
+    ui.marks = None
+    try:
+        m = clip.to_motion()
+        res = clip_feasibility(m.skeleton, m.q, clip.fps, mu=pv.mu,
+                               contact_height=pv.contact_height)
+        ui.marks = ~res.feasible
+    except (ContactGeometryError, *USER_ERRORS):
+        ui.marks = None
+    return ui.marks
+
+
+def make_feasible(state: AppState) -> bool:
+    """Run the current clip through seed D's filter and add the result as a new clip (the
+    user's clip is kept); an undo step."""
+    from ...anim import clip_from_poses
+    from ...anim.feasible import feasible_clip_poses
+    from ..timeline.marks import unique_name
+
+    clip = state.doc.current_clip
+    if clip is None or clip.is_empty:
+        state.error("Make feasible: no clip with keys")
+        return False
+    try:
+        m = clip.to_motion()
+        t0 = time.perf_counter()
+        res = feasible_clip_poses(m.skeleton, m.q, clip.fps, session(state).options)
+        secs = time.perf_counter() - t0
+        times = np.arange(len(res.q)) / clip.fps
+        name = unique_name(state, f"{clip.name} feasible")
+        new = clip_from_poses(m.skeleton, times, res.q, name=name, fps=clip.fps,
+                              interpolation="linear")
+        new = new.replace(fixed_length=clip.fixed_length)
+    except (ContactGeometryError, *USER_ERRORS) as e:
+        state.error(f"Make feasible: {describe(e)}")
+        return False
+    doc = state.doc
+    clips = list(doc.clips)
+    clips.insert(doc.clip + 1, new)
+    set_doc(state, doc.replace(clips=tuple(clips), clip=doc.clip + 1))
+    commit(state, f"make {clip.name} feasible")
+    n_bad = int((~res.reference_feasible).sum())
+    state.info(f"Clip {new.name!r}: {int(res.feasible.sum())}/{len(res.q)} frames feasible "
+               f"(input {len(res.q) - n_bad}), {int(res.corrected.sum())} corrected, "
+               f"{secs:.1f} s")
+    return True
+
+
+__all__ = ["PhysicsData", "PhysicsMode", "PhysicsUI", "enter", "infeasible_frames", "leave",
+           "make_feasible", "session"]

@@ -1,0 +1,95 @@
+"""Physics mode (seed D's interactive use), the whole app offscreen: dragging the right hand
+0.6 m forward with the feet pinned keeps every frame's ZMP in the support polygon; the same drag
+in the pose mode does not. Also the timeline's infeasible-frame marks and "Make feasible"."""
+
+from __future__ import annotations
+
+import numpy as np
+from app_helpers import app  # noqa: F401 (fixture)
+
+from animik.app import actions
+from animik.app.modes import current
+from animik.app.modes import physics as pm
+from animik.app.physics import physics_of
+from animik.app.timeline import key_pose, set_time
+from animik.kinematics import forward_kinematics
+
+DT = 1 / 60
+
+
+def _drag_hand(off, reach=0.6, frames=60, hold=30):
+    """Move the right hand's target ``reach`` m forward over ``frames`` frames, then hold.
+    Returns per-frame (margin, feasible, feet error to the pins (m), hand error (m))."""
+    st = off.state
+    physics_of(st).show = True
+    skel = st.skeleton
+    pins = {e.site: np.array(e.position) for e in st.doc.effectors if e.mode == "pinned"}
+    assert set(pins) == {"l_foot", "r_foot"}
+    hand0 = st.fk.site_positions[skel.site_index("r_hand")].copy()
+    eff = st.doc.effector("r_hand")
+    rows = []
+    for i in range(frames + hold):
+        goal = hand0 + [reach * min(i + 1, frames) / frames, 0.0, 0.0]
+        actions.set_effector(st, eff.replace(mode="target", position=goal))
+        off.frame(DT)
+        pv = st.physics
+        fk = st.fk
+        feet = max(float(np.linalg.norm(fk.site_positions[skel.site_index(s)] - p))
+                   for s, p in pins.items())
+        hand = float(np.linalg.norm(fk.site_positions[skel.site_index("r_hand")] - goal))
+        rows.append((pv.margin, pv.feasible, feet, hand))
+    return np.array(rows, dtype=float)
+
+
+def test_physics_mode_keeps_the_zmp_inside_while_the_hand_is_dragged(app):  # noqa: F811
+    st = app.state
+    pm.enter(st)
+    assert isinstance(st.doc.mode, pm.PhysicsData) and current(st).name == "physics"
+    r = _drag_hand(app)
+    margin, feasible, feet, hand = r.T
+    assert feasible.all() and (margin > 0).all(), f"min margin {np.nanmin(margin):.4f} m"
+    assert feet.max() < 1e-3  # the feet stay on their pins (1 mm)
+    assert hand[-1] < 0.02  # and the hand got there (the hips went back instead)
+    ui = pm.session(st)
+    assert ui.corrected > 0 and ui.infeasible == 0 and ui.error == ""
+    # leaving is an undo step; undo re-enters
+    pm.leave(st)
+    assert st.doc.mode is None
+    actions.undo(st)
+    assert isinstance(st.doc.mode, pm.PhysicsData)
+
+
+def test_the_same_drag_in_pose_mode_goes_outside(app):  # noqa: F811
+    r = _drag_hand(app)
+    margin, feasible, feet, _ = r.T
+    assert not feasible.all() and np.nanmin(margin) < 0
+    assert not feasible[-1]  # the held lean: COM past the toes
+    assert feet.max() < 1e-3
+
+
+def test_timeline_marks_and_make_feasible(app):  # noqa: F811
+    """Key the infeasible lean into a clip: its frames are marked; Make feasible adds a clip
+    whose frames all pass, and keeps the user's clip."""
+    st = app.state
+    physics_of(st).show = True
+    key_pose(st)  # frame 0: standing
+    set_time(st, 0.5)
+    _drag_hand(app, frames=20, hold=5)
+    key_pose(st)  # frame 15: the lean (pose mode, infeasible)
+    assert st.doc.time == 0.5
+    clip = st.doc.current_clip
+    app.frame(DT)  # draws the timeline with its marks
+    bad = pm.infeasible_frames(st)
+    assert bad is not None and bad.any() and len(bad) == clip.to_motion().n_frames
+    n_clips = len(st.doc.clips)
+    assert pm.make_feasible(st)
+    assert len(st.doc.clips) == n_clips + 1 and st.doc.clips[st.doc.clip - 1] is clip
+    new = st.doc.current_clip
+    assert new is not clip and new.name.startswith(clip.name)
+    assert not pm.infeasible_frames(st).any()
+    # the feet of the new clip stay where the keyed clip had them
+    a = forward_kinematics(st.skeleton, clip.to_motion().q)
+    b = forward_kinematics(st.skeleton, new.to_motion().q)
+    for s in ("l_foot", "r_foot"):
+        i = st.skeleton.site_index(s)
+        assert np.abs(a.site_positions[:, i] - b.site_positions[:, i]).max() < 2e-3

@@ -1,0 +1,154 @@
+"""Seed D's interactive filter (animik.dynamics.interactive): a hand dragged far forward with the
+feet pinned stays feasible; the same drag without the filter does not; a clip made of that
+infeasible drag comes out feasible."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+import animik
+from animik.anim.feasible import feasible_clip_poses
+from animik.dynamics import check_contacts, com, contact_model
+from animik.dynamics.interactive import (
+    BalanceFilter,
+    BalanceOptions,
+    BalanceOptionsError,
+    _ray_clamp,
+    foot_sites,
+)
+from animik.ik import prepare_ik
+from animik.kinematics import forward_kinematics
+from animik.scene import load_scene
+
+FPS = 60.0
+SCENE = Path(__file__).resolve().parents[2] / "scenes" / "default.toml"  # the app's start scene
+
+
+@pytest.fixture(scope="module")
+def body():
+    return animik.load_rig("body95")
+
+
+def _drag(skel, physics: bool, reach=0.6, frames=60, hold=30):
+    """Drag the right hand ``reach`` m forward over ``frames`` frames with the feet pinned (the
+    app's default scene, its pose and solver options), then hold it there."""
+    scene = load_scene(SCENE)
+    assert scene.skeleton.n_dof == skel.n_dof
+    opts = dict(scene.solver_options)
+    q0 = np.array(scene.q, float)
+    fk = forward_kinematics(skel, q0)
+    pins = {s: fk.site_positions[skel.site_index(s)].copy() for s in ("l_foot", "r_foot")}
+    hand0 = fk.site_positions[skel.site_index("r_hand")].copy()
+    w = {"l_foot": 10.0, "r_foot": 10.0, "r_hand": 1.0}
+    ref = prepare_ik(skel, q0, {**pins, "r_hand": hand0}, "fik", weights=w, tol_position=1e-4,
+                     **opts)
+    for _ in range(30):  # settle the null-space terms (the app's first frames do the same)
+        q0 = ref.solve(q0, max_iterations=20).q
+    # the corrective solve without the posture pull (a null-space term that switches on when
+    # the tasks converge: a jerk the COM task cannot see)
+    copts = {k: v for k, v in opts.items() if k not in ("reference", "reference_gain")}
+    cor = prepare_ik(skel, q0, {**pins, "r_hand": hand0}, "fik", weights={**w, "com": 10.0},
+                     com=(0.0, 0.0, 1.0), tol_position=1e-5, **copts)
+    filt = BalanceFilter(skel, BalanceOptions())
+    filt.reset(q0)
+    q, out, state = q0, [], None
+    for i in range(frames + hold):
+        hand = hand0 + [reach * min(i + 1, frames) / frames, 0.0, 0.0]
+        r = ref.solve(q, targets={"r_hand": hand}, max_iterations=20, state=state)
+        state = r.state
+        if physics:
+            st = filt.step(r.q, 1 / FPS, lambda c, start, hand=hand: cor.solve(
+                start, targets={"r_hand": hand, "com": c}, max_iterations=50).q)
+            q = st.q
+        else:
+            q = r.q
+        out.append(q)
+    return np.array(out), pins, q0
+
+
+def _checks(skel, q0, Q):
+    P = np.concatenate([[q0, q0], Q])
+    qd = (P[2:] - P[1:-1]) * FPS
+    qdd = (P[2:] - 2 * P[1:-1] + P[:-2]) * FPS**2
+    return check_contacts(skel, Q, qd, qdd, True)
+
+
+def test_dragged_hand_stays_feasible_with_feet_pinned(body):
+    Q, pins, q0 = _drag(body, physics=True)
+    chk = _checks(body, q0, Q)  # an independent batched evaluation of the output
+    assert chk.feasible.all() and (chk.margin > 0).all()
+    fk = forward_kinematics(body, Q)
+    for s, p in pins.items():
+        assert np.abs(fk.site_positions[:, body.site_index(s)] - p).max() < 1e-3
+    # the hand gets there: the filter moves the hips back instead of giving up the reach
+    hand = fk.site_positions[-1, body.site_index("r_hand")]
+    assert hand[0] - forward_kinematics(body, q0).site_positions[body.site_index("r_hand")][0] > 0.55
+    assert abs(com(body, Q[-1])[0]) < 0.1
+
+
+def test_same_drag_without_the_filter_is_infeasible(body):
+    Q, _, q0 = _drag(body, physics=False)
+    chk = _checks(body, q0, Q)
+    assert not chk.feasible[-1] and chk.margin[-1] < 0  # held lean: COM past the toes
+    assert (~chk.feasible).sum() > 20
+
+
+def test_correction_target_realises_the_cart_table_zmp(body):
+    """If the IK puts the COM exactly at the target, the discrete cart-table ZMP of the COM
+    history is the chosen ZMP, and it lies in the shrunk polygon."""
+    filt = BalanceFilter(body, BalanceOptions(margin=0.02))
+    q0 = np.zeros(body.n_dof)
+    q1 = q0.copy()
+    q1[0] = 0.004  # pelvis slide forward: the COM moves 4 mm a frame
+    filt.reset(q0)
+    filt.push(q1)
+    h = 1 / FPS
+    cm = contact_model(body)
+    from animik.dynamics import support_polygon
+
+    poly = support_polygon(body, q1, True, cm)
+    c_ref = com(body, q1) + [0.5, 0, 0]  # far past the toes, same height
+    c_n, p = filt.com_target(c_ref, poly, h)
+    c1, c2 = com(body, q1), com(body, q0)
+    w2 = 9.81 / c1[2]
+    acc = (c_n[:2] - 2 * c1[:2] + c2[:2]) / h**2
+    assert abs(c_n[2] - c1[2]) < 1e-12
+    assert np.allclose(c_n[:2] - acc / w2, p, atol=1e-9)
+    from animik.dynamics.interactive import _distance
+
+    assert _distance(poly, p) >= 0.02 - 1e-9
+
+
+def test_ray_clamp_stops_at_the_shrunk_edge():
+    sq = np.array([[0, 0], [1, 0], [1, 1], [0, 1]], float)
+    p = _ray_clamp(sq, np.array([0.5, 0.5]), np.array([3.0, 0.5]), 0.1)
+    assert np.allclose(p, [0.9, 0.5])
+    assert np.allclose(_ray_clamp(sq, np.array([0.5, 0.5]), np.array([0.6, 0.5]), 0.1), [0.6, 0.5])
+
+
+def test_clip_of_an_infeasible_drag_is_made_feasible(body):
+    Q, _, q0 = _drag(body, physics=False, frames=40, hold=10)
+    Q = np.concatenate([[q0] * 5, Q])
+    assert not _checks(body, q0, Q).feasible.all()
+    res = feasible_clip_poses(body, Q, FPS)
+    assert res.feasible.all() and res.corrected.any() and not res.reference_feasible.all()
+    chk = _checks(body, Q[0], res.q)
+    assert chk.feasible.all()
+    feet = foot_sites(body)
+    assert set(feet) == {"l_foot", "r_foot"}
+    a, b = forward_kinematics(body, Q), forward_kinematics(body, res.q)
+    for s in feet:
+        i = body.site_index(s)
+        assert np.abs(a.site_positions[:, i] - b.site_positions[:, i]).max() < 1e-3
+
+
+def test_bad_options_raise(body):
+    with pytest.raises(BalanceOptionsError):
+        BalanceFilter(body, BalanceOptions(margin=-1))
+    with pytest.raises(BalanceOptionsError):
+        feasible_clip_poses(body, np.zeros((3, body.n_dof)), 0.0)
+    with pytest.raises(BalanceOptionsError):
+        feasible_clip_poses(body, np.zeros(body.n_dof), 30.0)
