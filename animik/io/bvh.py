@@ -739,7 +739,15 @@ def dumps_bvh(motion: Motion, unit_scale: float | str | None = None, precision: 
         def fmt_one(x: float) -> str:
             return spec % x
 
-    out_joints, columns = _bvh_layout(skel, motion.q, scale)
+    with np.errstate(all="ignore"):
+        out_joints, columns = _bvh_layout(skel, motion.q, scale)
+    finite = np.all(np.isfinite(columns)) and all(
+        np.all(np.isfinite(oj.offset)) and all(np.all(np.isfinite(e)) for e in oj.end_sites)
+        for oj in out_joints)
+    if not finite:
+        # A unit far too small for the figure (1e-320 m) overflows: never write an unreadable file.
+        raise FileFormatError(f"unit {unit_scale!r} ({scale:g} m per file unit) makes the "
+                              "offsets or positions of the file infinite; use a larger unit")
     lines = ["HIERARCHY"]
     for j, oj in enumerate(out_joints):
         ind = "\t" * oj.depth
