@@ -409,18 +409,24 @@ class _Reader(FieldReader):
 
 
 def _check_solver_options(solver: str, opts: dict[str, Any], skel: Skeleton, reader) -> None:
-    """Check ``[solver.options]`` when the scene loads (names, and the values the solver checks
-    up front), not at the first solve: a bad scene fails to open, with the option named."""
-    module = importlib.import_module(SOLVERS[solver])
+    """Check ``[solver.options]`` when the scene loads (names and values, as the solver's
+    per-frame set-up does), not at the first solve: a bad scene fails to open, with the option
+    named."""
+    from .ik import prepare_ik
+    from .ik.fik import resolve_options
+    from .kinematics import site_positions
+
     try:
         if solver in ("fik", "fik_fixed"):
-            from .ik.fik import resolve_options
-
-            resolve_options(skel, opts, fixed=solver == "fik_fixed")
+            resolve_options(skel, opts, fixed=solver == "fik_fixed")  # names, tuning
+            if skel.n_sites:  # values: the per-frame set-up checks them all
+                site = skel.site_names[0]
+                prepare_ik(skel, skel.rest_q, {site: site_positions(skel, skel.rest_q)[0]},
+                           solver, **opts)
         else:
             from .ik._baseline import parse_options
 
-            parse_options(solver, opts, module.DEFAULTS)
+            parse_options(solver, opts, importlib.import_module(SOLVERS[solver]).DEFAULTS)
     except AnimikError as e:
         raise reader.fail("[solver.options]", str(e)) from None
 

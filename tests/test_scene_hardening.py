@@ -24,6 +24,7 @@ def test_overlong_rig_name_is_rig_not_found(rig):
     ('[solver]\nname = "fik_fixed"\n[solver.options]\nbogus = 1\n', "bogus"),
     ('[solver]\nname = "dls"\n[solver.options]\nmax_iterations = -3\n', "max_iterations"),
     ('[solver]\nname = "jt"\n[solver.options]\ntol_position = "small"\n', "tol_position"),
+    ('[solver]\nname = "fik"\n[solver.options]\ndof_gains = "x"\n', "dof_gains"),
 ])
 def test_solver_settings_checked_when_the_scene_loads(solver, match):
     with pytest.raises(FileFormatError, match=match):

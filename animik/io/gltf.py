@@ -410,7 +410,8 @@ def _external_buffer(folder: Path, uri: str, i: int, src: str) -> bytes:
         raise _bad(src, f"buffers[{i}] file is {st.st_size} bytes (at most {MAX_FILE_BYTES})")
     try:
         with open(target, "rb") as f:
-            return f.read(MAX_FILE_BYTES + 1)[:MAX_FILE_BYTES]
+            # At most the size stat gave (read(n) allocates n bytes up front).
+            return f.read(st.st_size)
     except OSError as e:
         raise _bad(src, f"buffers[{i}].uri {uri!r}: {e.strerror or e}") from None
 
