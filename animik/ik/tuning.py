@@ -62,6 +62,7 @@ from typing import Any
 import numpy as np
 
 from ..errors import FileFormatError, ShapeError
+from ..io._atomic import atomic_write
 from ..skeleton import Skeleton
 
 FORMAT = "animik-fik-tuning"
@@ -278,9 +279,7 @@ def write_tuning(tuning: FIKTuning, path: str | os.PathLike, header: str = "") -
         lines += [""] + _toml_table("measured", tuning.measured)
     text = "\n".join(lines) + "\n"
     p.parent.mkdir(parents=True, exist_ok=True)
-    tmp = p.with_name(p.name + ".tmp")
-    tmp.write_text(text, encoding="utf-8")
-    os.replace(tmp, p)
+    atomic_write(p, text)  # unique temporary name, fsync, removed on failure (issue 15 item 9)
     clear_tuning_cache()
     return p
 
