@@ -38,6 +38,7 @@ EXIT_OK, EXIT_BUG, EXIT_USAGE, EXIT_DATA, EXIT_OS, EXIT_NOT_MET = 0, 1, 2, 3, 4,
 _COMMAND_MODULES: list[str] = [
     "animik.commands.solve", "animik.commands.tune", "animik.commands.export",
     "animik.commands.retarget", "animik.commands.feasibility", "animik.commands.filter",
+    "animik.commands.warmup",
 ]
 _BENCH_MODULES: list[str] = ["animik.bench.ik", "animik.bench.app", "animik.bench.retarget",
                                "animik.bench.dynamics"]
@@ -46,7 +47,7 @@ _EPILOG = """\
 exit codes:
   0  success
   1  internal error (a bug: please report it with the command you ran)
-  2  bad usage (unknown option, missing argument)
+  2  bad usage (unknown option, missing argument, option value out of range)
   3  bad input data (malformed or unsupported file, unknown rig, joint or site name)
   4  operating-system error (file not found, permission denied, disk full)
   5  the computation finished without meeting its goal (e.g. `animik solve` did not
