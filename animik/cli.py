@@ -17,6 +17,7 @@ from pathlib import Path
 
 import numpy as np
 
+from . import _cli_args as _args
 from ._table import format_table
 from ._version import __version__
 from .errors import AnimikError
@@ -38,6 +39,7 @@ _COMMAND_MODULES: list[str] = [
     "animik.commands.solve", "animik.commands.tune", "animik.commands.export",
     "animik.commands.retarget", "animik.commands.feasibility", "animik.commands.filter",
     "animik.commands.balance",
+    "animik.commands.warmup",
 ]
 _BENCH_MODULES: list[str] = ["animik.bench.ik", "animik.bench.app", "animik.bench.retarget",
                                "animik.bench.dynamics", "animik.bench.balance"]
@@ -46,7 +48,7 @@ _EPILOG = """\
 exit codes:
   0  success
   1  internal error (a bug: please report it with the command you ran)
-  2  bad usage (unknown option, missing argument)
+  2  bad usage (unknown option, missing argument, option value out of range)
   3  bad input data (malformed or unsupported file, unknown rig, joint or site name)
   4  operating-system error (file not found, permission denied, disk full)
   5  the computation finished without meeting its goal (e.g. `animik solve` did not
@@ -105,7 +107,7 @@ def build_parser() -> argparse.ArgumentParser:
                     "written atomically: a failed conversion leaves no partial output.")
     sp.add_argument("input")
     sp.add_argument("output")
-    sp.add_argument("--unit", default=None,
+    sp.add_argument("--unit", type=_args.bvh_unit, default=None,
                     help="BVH output unit: m, cm, mm, inch, cmu or metres per unit (default: "
                          "the input file's unit, else cm)")
 
@@ -122,7 +124,7 @@ def build_parser() -> argparse.ArgumentParser:
                                      "(poses/s); with pinocchio and MuJoCo, if installed, on our "
                                      "exported URDF/MJCF in the same process.")
     bk.add_argument("--rig", default="body95")
-    bk.add_argument("--batch", type=int, default=10_000, help="poses in the batched FK")
+    bk.add_argument("--batch", type=_args.batch, default=10_000, help="poses in the batched FK")
     bk.add_argument("--no-peers", action="store_true", help="skip pinocchio and MuJoCo")
     return p
 
@@ -135,6 +137,10 @@ def main(argv: Sequence[str] | None = None) -> int:
                     and argv[0] not in ("-h", "--help", "--version")):
         from .app.__main__ import main as app_main
 
+        missing = _missing_target(argv)
+        if missing is not None:
+            print(f"animik: error: cannot open {missing}: no such file", file=sys.stderr)
+            return EXIT_OS
         return app_main(argv)
     args = parser.parse_args(argv)
     if args.command is None:
@@ -161,9 +167,27 @@ def _subcommand_names(parser: argparse.ArgumentParser) -> set[str]:
     return set()
 
 
+def _missing_target(argv: Sequence[str]) -> str | None:
+    """The app's target when it names a file (a path or a readable suffix) that does not exist:
+    a missing file is an operating-system error (exit 4) before any window opens."""
+    target = next((a for a in argv if not a.startswith("-")), None)
+    if target is None or target in list_rigs():
+        return None
+    i = argv.index(target)
+    if i > 0 and argv[i - 1] in ("--save-path", "--size", "--fps", "--screenshot",
+                                 "--screenshot-frames"):
+        return None  # an option's value, not the target
+    p = Path(target)
+    looks_like_file = p.suffix.lower() in (".toml", ".bvh", ".glb", ".gltf") or len(p.parts) > 1
+    return target if looks_like_file and not p.exists() else None
+
+
 def _cmd_app(args) -> int:
     from .app.__main__ import run_args
 
+    if args.target is not None and _missing_target([args.target]) is not None:
+        print(f"animik app: error: cannot open {args.target}: no such file", file=sys.stderr)
+        return EXIT_OS
     return run_args(args)
 
 
@@ -275,8 +299,6 @@ def _cmd_bench(args) -> int:
     if args.bench == "kinematics":
         from .bench.kinematics import run
 
-        if args.batch < 1:
-            raise AnimikError(f"--batch must be at least 1, got {args.batch}")
         rows = run(rig=args.rig, batch=args.batch, peers=not args.no_peers)
         # animik time / peer time for the same task (below 1: animik is faster).
         ours_us = next(r[2] for r in rows if r[0].startswith("animik Kinematics"))

@@ -129,12 +129,13 @@ def resolve_rig(spec: str | os.PathLike, base_dir: str | os.PathLike | None = No
         path = Path(base_dir) / path
     suffix = path.suffix.lower()
     reader = _READERS.get(suffix)
-    if reader is not None and path.is_file():
+    is_file = _is_file(path)
+    if reader is not None and is_file:
         skel, motion = reader(path.read_bytes(), str(path), path.stem or suffix[1:])
         return RigSource(skel, motion, suffix[1:], path)
     kinds = " / ".join(rig_suffixes())
     error = RigNotFoundError
-    if path.is_file():
+    if is_file:
         problem = f"file {str(path)!r} is neither a .toml rig file nor a .bvh file (nor {kinds})"
     elif reader is not None:
         problem, error = f"rig file {str(path)!r} does not exist", RigFileNotFoundError
@@ -143,6 +144,14 @@ def resolve_rig(spec: str | os.PathLike, base_dir: str | os.PathLike | None = No
     raise error(
         f"{problem}; built-in rigs: {names_hint(BUILTIN_RIGS)} (or give a path to a {kinds} file)"
     )
+
+
+def _is_file(path: Path) -> bool:
+    """``path.is_file()``, False for a name the OS cannot even look up (too long, NUL...)."""
+    try:
+        return path.is_file()
+    except (OSError, ValueError):
+        return False
 
 
 def rig_from_bytes(data: bytes, suffix: str, name: str = "rig") -> RigSource:

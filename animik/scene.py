@@ -48,6 +48,7 @@ targets as rotation matrices; hand-written files may give a wxyz ``orientation``
 
 from __future__ import annotations
 
+import importlib
 import math
 import os
 import tomllib
@@ -353,7 +354,7 @@ class _Reader(FieldReader):
         if "solver" in doc:
             sd = self.table(doc["solver"], "[solver]", _SOLVER_KEYS)
             solver = sd.get("name", solver)
-            if solver not in SOLVERS:
+            if not isinstance(solver, str) or solver not in SOLVERS:
                 raise self.fail("[solver] name", f"unknown solver {solver!r}; solvers are "
                                                  f"{sorted(SOLVERS)}")
             iters = sd.get("iterations_per_frame", iters)
@@ -364,6 +365,7 @@ class _Reader(FieldReader):
             if not isinstance(opts, dict):
                 raise self.fail("[solver.options]", "must be a table")
             opts = {k: _freeze(v) for k, v in opts.items()}
+            _check_solver_options(solver, opts, skel, self)
         camera = None
         if "camera" in doc:
             cd = self.table(doc["camera"], "[camera]", _CAMERA_KEYS)
@@ -404,6 +406,29 @@ class _Reader(FieldReader):
     def load_rig(self, rig: str) -> tuple[Skeleton, Motion | None]:
         src = resolve_rig(rig, base_dir=self.base_dir)
         return src.skeleton, src.motion
+
+
+def _check_solver_options(solver: str, opts: dict[str, Any], skel: Skeleton, reader) -> None:
+    """Check ``[solver.options]`` when the scene loads (names and values, as the solver's
+    per-frame set-up does), not at the first solve: a bad scene fails to open, with the option
+    named."""
+    from .ik import prepare_ik
+    from .ik.fik import resolve_options
+    from .kinematics import site_positions
+
+    try:
+        if solver in ("fik", "fik_fixed"):
+            resolve_options(skel, opts, fixed=solver == "fik_fixed")  # names, tuning
+            if skel.n_sites:  # values: the per-frame set-up checks them all
+                site = skel.site_names[0]
+                prepare_ik(skel, skel.rest_q, {site: site_positions(skel, skel.rest_q)[0]},
+                           solver, **opts)
+        else:
+            from .ik._baseline import parse_options
+
+            parse_options(solver, opts, importlib.import_module(SOLVERS[solver]).DEFAULTS)
+    except AnimikError as e:
+        raise reader.fail("[solver.options]", str(e)) from None
 
 
 # ====================================================================== writing

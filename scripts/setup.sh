@@ -42,6 +42,8 @@ if [ ! -f "$stamp" ] || [ "$(cat "$stamp")" != "$want" ]; then
   echo "setup: installing Python packages into .venv (first run takes a few minutes)"
   .venv/bin/python -m pip install -q --upgrade pip
   .venv/bin/python -m pip install -q -e ".[test]"
+  # numba compiles the IK kernels once into its on-disk cache: here, not at the first drag.
+  .venv/bin/animik warmup
   echo "$want" > "$stamp"
 fi
 

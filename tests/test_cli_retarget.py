@@ -67,7 +67,9 @@ def test_usage_and_target_errors(inputs, tmp_path, capsys):
     out = str(tmp_path / "out")
     assert main(["retarget", str(inputs), "--to", "nosuchrig", "--out", out]) == 3
     assert "nosuchrig" in capsys.readouterr().err
-    assert main(["retarget", str(inputs), "--to", "fig2", "--out", out, "--jobs", "0"]) == 2
+    with pytest.raises(SystemExit) as e:
+        main(["retarget", str(inputs), "--to", "fig2", "--out", out, "--jobs", "0"])
+    assert e.value.code == 2
     bad_map = tmp_path / "m.toml"
     bad_map.write_text("[joints\n")
     assert main(["retarget", str(inputs), "--to", "fig2", "--out", out, "--mapping",

@@ -105,16 +105,30 @@ def test_solve_iteration_cap(tmp_path):
     ({"targets": {"r_hand": [0, -0.5, 1.4]}, "weights": {"r_hand": -1}}, [], "weight"),
     ({"targets": {"r_hand": {"position": [0, -0.5, 1.4], "rotation": [[1, 0], [0, 1]]}}}, [],
      "rotation"),
-    ({"targets": {"r_hand": [0, -0.5, 1.4]}}, ["--solver", "newton"], "newton"),
-    ({"targets": {"r_hand": [0, -0.5, 1.4]}}, ["--solver", "dls", "--tol", "-1"], "--tol"),
-    ({"targets": {"r_hand": [0, -0.5, 1.4]}}, ["--solver", "dls", "--max-iterations", "-4"],
-     "max_iterations"),
 ])
 def test_solve_bad_input_exit_3(tmp_path, capsys, content, args, match):
     tgt = _write(tmp_path / "t.json", content)
     out = tmp_path / "pose.json"
     rc = main(["solve", "fig2", "--targets", tgt, "--out", str(out), *args])
     assert rc == 3
+    assert match in capsys.readouterr().err
+    assert not out.exists()
+
+
+@pytest.mark.parametrize("args, match", [
+    (["--solver", "newton"], "newton"),
+    (["--solver", "dls", "--tol", "-1"], "--tol"),
+    (["--solver", "dls", "--tol", "nan"], "--tol"),
+    (["--solver", "dls", "--tol-deg", "inf"], "--tol-deg"),
+    (["--solver", "dls", "--max-iterations", "-4"], "--max-iterations"),
+])
+def test_solve_bad_option_value_is_usage_exit_2(tmp_path, capsys, args, match):
+    """Issue 15 item 12: a bad option value is bad usage (2) in every command, as the README says."""
+    tgt = _write(tmp_path / "t.json", {"targets": {"r_hand": [0, -0.5, 1.4]}})
+    out = tmp_path / "pose.json"
+    with pytest.raises(SystemExit) as e:
+        main(["solve", "fig2", "--targets", tgt, "--out", str(out), *args])
+    assert e.value.code == 2
     assert match in capsys.readouterr().err
     assert not out.exists()
 
@@ -161,7 +175,9 @@ def test_bench_ik_prints_tables(capsys):
 
 
 def test_bench_ik_rejects_bad_arguments(capsys):
-    assert main(["bench", "ik", "--rigs", "biped12", "--problems", "0"]) == 3
-    assert main(["bench", "ik", "--rigs", "biped12", "--problems", "1", "--solvers", "zzz",
-                 "--no-tracking"]) == 3
+    # Bad option values are bad usage (exit 2), as in every command (issue 15 item 12).
+    for argv in (["--problems", "0"], ["--problems", "1", "--solvers", "zzz", "--no-tracking"]):
+        with pytest.raises(SystemExit) as e:
+            main(["bench", "ik", "--rigs", "biped12", *argv])
+        assert e.value.code == 2
     assert "zzz" in capsys.readouterr().err

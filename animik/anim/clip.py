@@ -57,6 +57,9 @@ from .tracks import (
     ik_dof_mask,
 )
 
+#: The most frames :meth:`Clip.frame_times` gives (sampling, export): bounded memory.
+MAX_FRAMES = 1_000_000
+
 
 @dataclass(frozen=True, eq=False)
 class Clip:
@@ -177,7 +180,11 @@ class Clip:
     def frame_times(self, fps: float | None = None) -> np.ndarray:
         """``(n_frames,)`` frame times ``i / fps`` over the clip length."""
         fps = self.fps if fps is None else _check_fps(fps, self.name)
-        n = int(math.floor(self.length * fps + 1e-6)) + 1
+        x = self.length * fps
+        if not x <= MAX_FRAMES:  # also NaN: a sampled clip is bounded memory
+            raise ClipError(f"clip {self.name!r}: {self.length:g} s at {fps:g} fps is {x:.4g} "
+                            f"frames (at most {MAX_FRAMES} are sampled)")
+        n = int(math.floor(x + 1e-6)) + 1
         return np.arange(n) / fps
 
     @property

@@ -14,6 +14,7 @@ from typing import Any
 
 from . import actions
 from . import keys as K
+from .compile_progress import warm_kernels
 from .render.png import read_framebuffer, write_png
 
 EXIT_DATA, EXIT_OS = 3, 4
@@ -33,6 +34,7 @@ def run_window(target: str | None = None, save_path: str | Path | None = None,
         print(f"animik: error: cannot open {target if target is not None else 'the default scene'}:"
               f" {actions.describe(e)}", file=sys.stderr)
         return EXIT_DATA
+    warm_kernels()  # numba compiles here, with progress, not on the first drag (issue 15)
 
     import pyglet
 

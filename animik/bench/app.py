@@ -22,6 +22,7 @@ import time
 
 import numpy as np
 
+from .. import _cli_args as _args
 from .._table import format_table
 from ..errors import AnimikError
 
@@ -33,15 +34,15 @@ def add_parser(subparsers) -> argparse.ArgumentParser:
         description="Frame-time percentiles of the app (IK, UI, render) during a scripted drag "
                     "of body95's left hand, rendered offscreen on EGL (software GL where there "
                     "is no GPU). Needs the app's extras: moderngl, imgui-bundle.")
-    p.add_argument("--frames", type=int, default=600, help="frames to time (default 600)")
-    p.add_argument("--warmup", type=int, default=30, help="untimed frames first (default 30)")
+    p.add_argument("--frames", type=_args.positive_frames, default=600, help="frames to time (default 600)")
+    p.add_argument("--warmup", type=_args.frames, default=30, help="untimed frames first (default 30)")
     p.add_argument("--size", default="1280x800", help="window size WxH (default 1280x800)")
     p.add_argument("--scene", default=None,
                    help="scene, rig or BVH to open (default: scenes/default.toml, body95)")
     p.add_argument("--site", default="l_hand", help="effector to drag (default l_hand)")
     p.add_argument("--solver", default=None, help="solver (default: the scene's)")
-    p.add_argument("--radius", type=float, default=90.0, help="drag circle radius, px")
-    p.add_argument("--period", type=int, default=240, help="frames per turn (default 240)")
+    p.add_argument("--radius", type=_args.pixels, default=90.0, help="drag circle radius, px")
+    p.add_argument("--period", type=_args.positive_frames, default=240, help="frames per turn (default 240)")
     p.add_argument("--full-redraw", action="store_true",
                    help="redraw the whole UI every frame (no retained panels)")
     p.set_defaults(func=run)

@@ -50,6 +50,7 @@ from importlib.metadata import version
 import numpy as np
 from tqdm import tqdm
 
+from .. import _cli_args as _args
 from .._table import format_table
 from ..errors import AnimikError
 from ..ik import SOLVERS, build_problem, get_solver, prepare_problem, solve_ik
@@ -75,13 +76,13 @@ def add_parser(subparsers) -> argparse.ArgumentParser:
                     "process. Times are per solve (median, p90) in ms.")
     p.add_argument("--rigs", default="fig2,body95", help="comma-separated rigs (default "
                    "fig2,body95; all four: fig2,body95,wheeled20,biped12)")
-    p.add_argument("--solvers", default=None,
+    p.add_argument("--solvers", default=None, type=_args.name_list(SOLVERS, "solvers"),
                    help="comma-separated solvers (default: every registered solver)")
-    p.add_argument("--problems", type=int, default=50, metavar="N",
+    p.add_argument("--problems", type=_args.count, default=50, metavar="N",
                    help="random problems per rig (default 50)")
     p.add_argument("--peers", action="store_true",
                    help="also run pinocchio and mink (pip install 'animik[bench]' mink daqp)")
-    p.add_argument("--seed", type=int, default=0, help="problem seed (default 0)")
+    p.add_argument("--seed", type=_args.seed, default=0, help="problem seed (default 0)")
     p.add_argument("--no-tracking", action="store_true", help="skip the tracking task")
     p.set_defaults(func=run_cli)
     return p
@@ -409,8 +410,7 @@ def format_tables(random_stats: list[Stats], track_stats: list[Stats], problems:
 def run_cli(args: argparse.Namespace) -> int:
     """``animik bench ik``."""
     rigs = [r.strip() for r in args.rigs.split(",") if r.strip()]
-    solvers = None if args.solvers is None else [
-        s.strip() for s in args.solvers.split(",") if s.strip()]
+    solvers = args.solvers
     a, b, notes = run(rigs, solvers, args.problems, args.peers, args.seed,
                       tracking=not args.no_tracking)
     print(format_tables(a, b, args.problems, args.seed))

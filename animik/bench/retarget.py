@@ -30,6 +30,7 @@ import time
 from concurrent.futures import ProcessPoolExecutor
 from pathlib import Path
 
+from .. import _cli_args as _args
 from .._table import format_table
 from ..errors import AnimikError
 from ..io.bvh import read_bvh
@@ -50,7 +51,7 @@ def add_parser(subparsers) -> argparse.ArgumentParser:
                    help="folder of BVH files (default ../shared/data/bvh)")
     p.add_argument("--rigs", default="body95,fig2,biped12", help="comma-separated targets")
     p.add_argument("--jobs", default="1,2", help="worker counts for the scaling test ('' skips it)")
-    p.add_argument("--repeat", type=int, default=3, metavar="N",
+    p.add_argument("--repeat", type=_args.count, default=3, metavar="N",
                    help="copies of the data set in the scaling test (default 3)")
     p.add_argument("--scaling-rig", default="body95", help="rig of the scaling test")
     p.add_argument("--no-quality", action="store_true", help="skip the per-clip quality table")

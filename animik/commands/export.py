@@ -13,13 +13,13 @@ unknown output extension); 3 bad input (malformed scene, unknown clip name, empt
 from __future__ import annotations
 
 import argparse
-import math
 import sys
 import tomllib
 from pathlib import Path
 
+from .. import _cli_args as _args
 from ..anim import clip_from_dict, export_clip
-from ..errors import AnimikError, FileFormatError, UnknownNameError, names_hint
+from ..errors import FileFormatError, UnknownNameError, names_hint
 from ..rigs import resolve_rig
 from ..scene import loads_scene
 
@@ -50,8 +50,8 @@ def add_parser(subparsers) -> argparse.ArgumentParser:
     p.add_argument("--clip", default=None, metavar="NAME",
                    help="clip name (optional when the scene has exactly one clip)")
     p.add_argument("-o", "--output", required=True, metavar="FILE", help="output .bvh or .glb")
-    p.add_argument("--fps", type=float, default=None, help="sampling rate (default: the clip's)")
-    p.add_argument("--unit", default=None,
+    p.add_argument("--fps", type=_args.fps, default=None, help="sampling rate (default: the clip's)")
+    p.add_argument("--unit", type=_args.bvh_unit, default=None,
                    help="BVH length unit: m, cm, mm, inch, cmu or metres per unit (default: the "
                         "rig's BVH unit, else cm)")
     p.add_argument("--no-mesh", action="store_true", help="glb: skeleton and animation only")
@@ -117,10 +117,6 @@ def run(args: argparse.Namespace) -> int:
         print(f"animik export: error: unknown output extension {ext!r} (expected .bvh or .glb)",
               file=sys.stderr)
         return EXIT_USAGE
-    if args.fps is not None and not (math.isfinite(args.fps) and args.fps > 0):
-        print(f"animik export: error: --fps must be a positive number, got {args.fps}",
-              file=sys.stderr)
-        return EXIT_USAGE
     _, clips = load_clips(args.scene)
     names = [c.name for c in clips]
     if not clips:
@@ -138,7 +134,7 @@ def run(args: argparse.Namespace) -> int:
         clip = clips[names.index(args.clip)]
     options = {}
     if ext == ".bvh" and args.unit is not None:
-        options["unit_scale"] = _unit(args.unit)
+        options["unit_scale"] = args.unit
     if ext == ".glb":
         options["mesh"] = not args.no_mesh
     export_clip(clip, out, fps=args.fps, **options)
@@ -147,14 +143,3 @@ def run(args: argparse.Namespace) -> int:
     print(f"wrote {out} (clip {clip.name!r}: {n} frames at {fps:g} fps, {clip.length:g} s)")
     return EXIT_OK
 
-
-def _unit(unit: str) -> float | str:
-    if unit in ("m", "cm", "mm", "inch", "cmu"):
-        return unit
-    try:
-        v = float(unit)
-    except ValueError:
-        raise AnimikError(f"--unit must be m, cm, mm, inch, cmu or a number, got {unit!r}") from None
-    if not (math.isfinite(v) and v > 0):
-        raise AnimikError(f"--unit must be positive, got {unit!r}")
-    return v

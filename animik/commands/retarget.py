@@ -19,6 +19,7 @@ import sys
 from pathlib import Path
 from types import SimpleNamespace
 
+from .. import _cli_args as _args
 from .._table import format_table
 from ..errors import AnimikError
 from ..retarget.batch import TargetSpec, run_batch
@@ -60,7 +61,7 @@ def add_parser(subparsers) -> argparse.ArgumentParser:
     p.add_argument("--out", required=True, metavar="DIR", help="output folder (created)")
     p.add_argument("--mapping", default=None, metavar="FILE",
                    help="mapping file (.toml or .json): {source joint: target joint}, effectors")
-    p.add_argument("--jobs", type=int, default=1, metavar="N",
+    p.add_argument("--jobs", type=_args.processes, default=1, metavar="N",
                    help="local worker processes (default 1)")
     p.add_argument("--scheduler", default=None, metavar="ADDRESS",
                    help="run on a Dask distributed cluster, e.g. tcp://host:8786")
@@ -70,7 +71,7 @@ def add_parser(subparsers) -> argparse.ArgumentParser:
     p.add_argument("--force", action="store_true", help="redo finished outputs")
     p.add_argument("--strict", action="store_true",
                    help="exit 5 when a clip misses a quality goal")
-    p.add_argument("--iterations", type=int, default=None, metavar="N",
+    p.add_argument("--iterations", type=_args.iterations, default=None, metavar="N",
                    help="FIK iterations per frame (default 10)")
     p.add_argument("--no-contacts", action="store_true", help="do not hold the feet")
     p.add_argument("--quiet", "-q", action="store_true", help="no progress bar, no table")
@@ -79,13 +80,6 @@ def add_parser(subparsers) -> argparse.ArgumentParser:
 
 
 def run(args: argparse.Namespace) -> int:
-    if args.jobs < 1:
-        print(f"animik retarget: error: --jobs must be at least 1, got {args.jobs}", file=sys.stderr)
-        return EXIT_USAGE
-    if args.iterations is not None and args.iterations < 1:
-        print(f"animik retarget: error: --iterations must be at least 1, got {args.iterations}",
-              file=sys.stderr)
-        return EXIT_USAGE
     options = {}
     if args.iterations is not None:
         options["iterations"] = args.iterations
@@ -99,6 +93,12 @@ def run(args: argparse.Namespace) -> int:
     except AnimikError as e:
         print(f"animik retarget: error: --to: {e}", file=sys.stderr)
         return EXIT_DATA
+    missing = [p for p in args.inputs if not Path(p).exists()]
+    if missing and len(missing) == len(args.inputs):
+        # Nothing to read at all is an operating-system error (exit 4), not bad data.
+        print(f"animik retarget: error: no such file or folder: {', '.join(missing[:5])}"
+              f"{' ...' if len(missing) > 5 else ''}", file=sys.stderr)
+        return EXIT_OS
     try:
         Path(args.out).mkdir(parents=True, exist_ok=True)
     except OSError as e:

@@ -38,9 +38,10 @@ from typing import Any
 
 import numpy as np
 
+from .. import _cli_args as _args
 from .._table import format_table
-from ..errors import FileFormatError, OptionError, ShapeError
-from ..ik import solve_ik
+from ..errors import FileFormatError, ShapeError
+from ..ik import SOLVERS, solve_ik
 from ..io._atomic import atomic_write
 from ..rigs import load_rig
 
@@ -71,18 +72,18 @@ def add_parser(subparsers) -> argparse.ArgumentParser:
     p.add_argument("--targets", required=True, metavar="JSON",
                    help='targets file: {"targets": {site: [x, y, z] | {"position", "rotation" | '
                         '"quat_wxyz"}}, "pinned": [...], "weights": {...}}')
-    p.add_argument("--solver", default="fik",
+    p.add_argument("--solver", default="fik", choices=sorted(SOLVERS), metavar="SOLVER",
                    help="IK solver (default fik; baselines: dls, pinv, jt, jt_speculative, "
                         "approx_inverse)")
     p.add_argument("--q0", default=None, metavar="JSON",
                    help='start pose: {"q": {dof: value}} (default: the rest pose)')
     p.add_argument("--out", default=None, metavar="JSON",
                    help="write the result pose here (atomically); '-' prints it on stdout")
-    p.add_argument("--max-iterations", type=int, default=None, metavar="N",
+    p.add_argument("--max-iterations", type=_args.iterations, default=None, metavar="N",
                    help="iteration cap (default: the solver's)")
-    p.add_argument("--tol", type=float, default=None, metavar="MM",
+    p.add_argument("--tol", type=_args.millimetres, default=None, metavar="MM",
                    help="position tolerance in millimetres (default 1)")
-    p.add_argument("--tol-deg", type=float, default=None, metavar="DEG",
+    p.add_argument("--tol-deg", type=_args.degrees, default=None, metavar="DEG",
                    help="orientation tolerance in degrees (default 0.57, i.e. 0.01 rad)")
     p.set_defaults(func=run)
     return p
@@ -188,12 +189,8 @@ def run(args: argparse.Namespace) -> int:
     if args.max_iterations is not None:
         options["max_iterations"] = args.max_iterations
     if args.tol is not None:
-        if not (math.isfinite(args.tol) and args.tol > 0):
-            raise OptionError(f"--tol must be a positive number of millimetres, got {args.tol}")
         options["tol_position"] = args.tol * 1e-3
     if args.tol_deg is not None:
-        if not (math.isfinite(args.tol_deg) and args.tol_deg > 0):
-            raise OptionError(f"--tol-deg must be a positive number of degrees, got {args.tol_deg}")
         options["tol_rotation"] = math.radians(args.tol_deg)
     t0 = time.perf_counter()
     result = solve_ik(skel, q0, targets, solver=args.solver, weights=weights, pinned=pinned,

@@ -18,8 +18,8 @@ from __future__ import annotations
 import argparse
 import time
 
+from .. import _cli_args as _args
 from .._table import format_table
-from ..errors import AnimikError
 from ..ik.autotune import tune
 from ..ik.tuning import save_tuning, tuning_path
 from ..rigs import load_rig
@@ -50,11 +50,11 @@ def add_parser(subparsers) -> argparse.ArgumentParser:
     p.add_argument("--mode", choices=("full", "scalar"), default="full",
                    help="gain design to tune: the full gain P = (J V Jᵀ + μI)⁻¹ (default) or the "
                         "source's scalar gain")
-    p.add_argument("--problems", type=int, default=40,
+    p.add_argument("--problems", type=_args.count, default=40,
                    help="random reachable problems in the dummy trajectory (default 40)")
-    p.add_argument("--frames", type=int, default=60,
+    p.add_argument("--frames", type=_args.frames, default=60,
                    help="frames of the circle-tracking part (default 60; 0: none)")
-    p.add_argument("--seed", type=int, default=0, help="seed of the dummy trajectory")
+    p.add_argument("--seed", type=_args.seed, default=0, help="seed of the dummy trajectory")
     p.add_argument("--no-hinf", action="store_true", help="skip the H-infinity design")
     p.add_argument("--output", "-o", default=None,
                    help="write the tuning to this file instead of the default location")
@@ -67,10 +67,6 @@ def add_parser(subparsers) -> argparse.ArgumentParser:
 def run(args) -> int:
     """Run ``animik tune``; returns the exit code."""
 
-    if args.problems < 1:
-        raise AnimikError(f"--problems must be at least 1, got {args.problems}")
-    if args.frames < 0:
-        raise AnimikError(f"--frames must be at least 0, got {args.frames}")
     skel = load_rig(args.rig)
     t0 = time.perf_counter()
     result = tune(skel, mode=args.mode, n_problems=args.problems, seed=args.seed,

@@ -9,12 +9,13 @@ module and share :mod:`animik.ik.problem` (targets → task error and Jacobian).
 from __future__ import annotations
 
 import importlib
+import os
 from collections.abc import Iterable, Mapping
 from typing import Any
 
 import numpy as np
 
-from ..errors import UnknownNameError, names_hint
+from ..errors import OptionError, UnknownNameError, names_hint
 from ..skeleton import Skeleton
 from .prepared import prepare_ik, prepare_problem
 from .problem import IKProblem, ProblemWorkspace, build_problem
@@ -64,12 +65,40 @@ def solve_ik(
     Raises:
         UnknownNameError: unknown solver or site name.
         ShapeError: bad shapes of ``q0`` / targets. ValueRangeError: NaN, a non-rotation.
-        OptionError: bad option values or argument types.
+        OptionError: bad option values, or ``solver``, ``weights``, ``pinned`` or ``tuning`` of
+            the wrong kind.
     """
+    pinned = _check_arguments(solver, weights, pinned, options)
     problem = build_problem(skel, q0, targets, weights=weights, pinned=pinned,
                             pin_rotation=bool(options.pop("pin_rotation", False)),
                             tasks=options.pop("tasks", ()), **split_task_args(options))
     return solve_problem(problem, q0, solver, **options)
+
+
+def _check_arguments(solver: Any, weights: Any, pinned: Any, options: dict[str, Any]) -> tuple:
+    """The kinds of solve_ik's arguments (values are checked where they are used): an
+    :class:`OptionError` naming the argument, never a TypeError deep inside. Returns ``pinned``
+    as a tuple (``None``: no pins, like ``weights=None``)."""
+    if not isinstance(solver, str):
+        raise OptionError(f"solve_ik: solver must be a solver name {names_hint(SOLVERS)}, got "
+                          f"{type(solver).__name__} {solver!r:.60}")
+    if weights is not None and not isinstance(weights, Mapping):
+        raise OptionError(f"solve_ik: weights must be a mapping {{site: weight}} or None, got "
+                          f"{type(weights).__name__} {weights!r:.60}")
+    if pinned is None:
+        pinned = ()
+    if isinstance(pinned, (str, bytes)) or not isinstance(pinned, Iterable):
+        raise OptionError(f"solve_ik: pinned must be a list of site names, got "
+                          f"{type(pinned).__name__} {pinned!r:.60}")
+    pinned = tuple(pinned)
+    bad = [p for p in pinned if not isinstance(p, str)]
+    if bad:
+        raise OptionError(f"solve_ik: pinned must hold site names (str), got {bad[0]!r:.60}")
+    tuning = options.get("tuning")
+    if isinstance(tuning, (str, os.PathLike)) and not os.path.isfile(tuning):
+        raise OptionError(f"solve_ik: tuning must be None, False, a tuning mapping or an existing "
+                          f"tuning file; no file {os.fspath(tuning)!r}")
+    return pinned
 
 
 def split_task_args(options: dict[str, Any]) -> dict[str, Any]:

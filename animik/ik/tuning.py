@@ -48,6 +48,7 @@ from typing import Any
 import numpy as np
 
 from ..errors import FileFormatError, UnknownNameError, ValueRangeError
+from ..io._atomic import atomic_write
 from ..skeleton import Skeleton
 
 FORMAT = "animik-fik-tuning"
@@ -264,9 +265,7 @@ def write_tuning(tuning: FIKTuning, path: str | os.PathLike, header: str = "") -
         lines += [""] + _toml_table("measured", tuning.measured)
     text = "\n".join(lines) + "\n"
     p.parent.mkdir(parents=True, exist_ok=True)
-    tmp = p.with_name(p.name + ".tmp")
-    tmp.write_text(text, encoding="utf-8")
-    os.replace(tmp, p)
+    atomic_write(p, text)  # unique temporary name, fsync, removed on failure (issue 15 item 9)
     clear_tuning_cache()
     return p
 

@@ -38,7 +38,12 @@ Conventions (the file side of the Y-up ↔ Z-up boundary, see the architecture g
   be UTF-8 text; any mix of CRLF / LF / CR line endings, tabs and spaces is accepted;
   keywords and channel names are case-insensitive; ``OFFSET`` and ``CHANNELS`` take the rest
   of their line; a joint name is the rest of its ``ROOT``/``JOINT`` line up to ``{``. The
-  MOTION block is converted in bulk with numpy; a bad value is then located by line.
+  MOTION block is converted with numpy in blocks of lines straight into one preallocated
+  ``(T, n_channels)`` array (memory ~5x the file size); a bad value is then located by line.
+* **Limits.** At most :data:`MAX_FRAMES` (10⁷) frames, :data:`MAX_JOINTS` (10⁴) joints and
+  :data:`MAX_JOINT_CHANNELS` (64) channels per joint; a file with no channels needs a (blank)
+  line per frame. Beyond them: :class:`~animik.errors.BVHParseError`. Parsing is linear in the
+  file size.
 
 Writing (:func:`write_bvh`) is the inverse and is lossless for files read here: read →
 write → read gives the same names, offsets, ``q`` and fps (values are written with 15
@@ -113,6 +118,12 @@ _AXIS_INDEX = {"x": 0, "y": 1, "z": 2}
 _TOKEN_RE = re.compile(r"[{}]|[^\s{}]+")
 _NUMBER_RE = re.compile(r"[+-]?(?:\d+\.?\d*|\.\d+)(?:[eE][+-]?\d+)?")
 _COUNT_RE = re.compile(r"[0-9]{1,15}")
+#: Reader limits (a file beyond them raises :class:`BVHParseError`): frames, joints, channels
+#: of one joint (6 in any real file; repeated rotation channels are legal, so a few more).
+MAX_FRAMES = 10_000_000
+MAX_JOINTS = 10_000
+MAX_JOINT_CHANNELS = 64
+_BLOCK_LINES = 4096
 _NOT_NUMBER_CHAR_RE = re.compile(r"[^0-9eE+\-.\s]")
 _FRAMES_RE = re.compile(r"frames\s*:\s*(.*)", re.IGNORECASE)
 _FRAME_TIME_RE = re.compile(r"frame\s+time\s*:\s*(.*)", re.IGNORECASE)
@@ -243,6 +254,8 @@ def _parse_hierarchy(toks: _Tokens) -> tuple[list[_BVHJoint], int]:
                 line,
             )
         toks.expect("{", f"after {keyword} {name}")
+        if len(joints) >= MAX_JOINTS:
+            raise toks.error(f"more than {MAX_JOINTS} joints (the reader's limit)", line)
         names[name] = len(joints)
         joints.append(_BVHJoint(name, parent, line))
         return len(joints) - 1
@@ -315,6 +328,9 @@ def _channels(toks: _Tokens, line: int, joint: str) -> list[str]:
         got = repr(vals[0]) if vals else "nothing"
         raise toks.error(f"expected a channel count after CHANNELS of {joint!r}, got {got}", line)
     n = int(vals[0])
+    if n > MAX_JOINT_CHANNELS:
+        raise toks.error(f"CHANNELS of {joint!r} declares {n} channels (at most "
+                         f"{MAX_JOINT_CHANNELS} per joint are read)", line)
     names = vals[1:]
     if len(names) != n:
         raise toks.error(
@@ -357,6 +373,7 @@ def _parse_motion(
         raise toks.error(f"expected a non-negative integer after 'Frames:', got {m.group(1)!r}",
                          i + 1)
     n_frames = int(m.group(1))
+    frames_line = i + 1
     i = next_nonblank(i + 1)
     if i >= len(lines):
         raise toks.error("expected 'Frame Time: <seconds>' after Frames, got end of file",
@@ -372,24 +389,58 @@ def _parse_motion(
         raise toks.error(f"expected a positive number after 'Frame Time:', got {ft_text!r}",
                          i + 1)
     first = i + 1
-    body = lines[first:]
-    idx = [k for k, s in enumerate(body) if s and not s.isspace()]
+    n_lines = len(lines) - first
+    if n_frames > MAX_FRAMES:
+        raise toks.error(f"'Frames: {n_frames}' exceeds the reader's limit of {MAX_FRAMES} "
+                         "frames", frames_line)
     if n_channels == 0:
-        # No channels: every frame line is empty, and blank lines are indistinguishable.
-        if idx:
+        # No channels: every frame line is empty, and blank lines are indistinguishable; a
+        # frame still needs its (empty) line, which bounds the count by the file's size.
+        bad = next((k for k in range(first, len(lines)) if lines[k] and not lines[k].isspace()),
+                   None)
+        if bad is not None:
             raise toks.error(f"expected 0 values per frame line (no channels), got "
-                             f"{len(body[idx[0]].split())}", first + idx[0] + 1)
+                             f"{len(lines[bad].split())}", bad + 1)
+        if n_frames > max(n_lines, 1):
+            raise toks.error(f"'Frames: {n_frames}' but the file has only {n_lines} (empty) "
+                             "frame lines after 'Frame Time'", frames_line)
         return frame_time, np.zeros((n_frames, 0))
-    rows = [body[k].split() for k in idx]
-    for r, k in enumerate(idx[:n_frames]):
-        if len(rows[r]) != n_channels:
-            raise toks.error(
-                f"expected {n_channels} values on frame line {r + 1} (one per channel), "
-                f"got {len(rows[r])}",
-                first + k + 1,
-            )
+    # Frame lines are read in blocks straight into one preallocated array: memory is the
+    # array plus one block, not tokens of the whole section (was ~25x the file size).
+    idx = [k for k in range(first, len(lines)) if lines[k] and not lines[k].isspace()]
+    n_rows = min(len(idx), n_frames)
+    data = np.empty((n_rows, n_channels))
+    for r0 in range(0, n_rows, _BLOCK_LINES):
+        block = idx[r0:min(r0 + _BLOCK_LINES, n_rows)]
+        tokens: list[str] = []
+        for r, k in enumerate(block, start=r0):
+            row = lines[k].split()
+            if len(row) != n_channels:
+                raise toks.error(
+                    f"expected {n_channels} values on frame line {r + 1} (one per channel), "
+                    f"got {len(row)}",
+                    k + 1,
+                )
+            tokens += row
+        values = None
+        if _NOT_NUMBER_CHAR_RE.search(" ".join(tokens)) is None:
+            try:
+                values = np.array(tokens, dtype=np.float64)
+            except ValueError:
+                values = None
+        if values is None or not np.all(np.isfinite(values)):
+            # Slow path, only for a bad file: find the first offending token and its line.
+            for r, k in enumerate(block, start=r0):
+                for c, tok in enumerate(lines[k].split()):
+                    if not _NUMBER_RE.fullmatch(tok) or not math.isfinite(float(tok)):
+                        raise toks.error(
+                            f"expected a number for channel {c + 1} of frame {r + 1}, got {tok!r}",
+                            k + 1,
+                        )
+            raise toks.error("unreadable frame values", block[0] + 1)  # pragma: no cover
+        data[r0:r0 + len(block)] = values.reshape(len(block), n_channels)
     if len(idx) < n_frames:
-        last = first + idx[-1] + 1 if idx else first
+        last = idx[-1] + 1 if idx else first
         raise toks.error(
             f"truncated motion: 'Frames: {n_frames}' but only {len(idx)} frame lines; "
             f"expected frame {len(idx) + 1} here",
@@ -398,31 +449,15 @@ def _parse_motion(
     if len(idx) > n_frames:
         raise toks.error(
             f"expected {n_frames} frame lines ('Frames: {n_frames}'), found more",
-            first + idx[n_frames] + 1,
+            idx[n_frames] + 1,
         )
-    text = "\n".join(body[k] for k in idx)
-    bad = _NOT_NUMBER_CHAR_RE.search(text)
-    values = None
-    if bad is None:
-        try:
-            values = np.array(text.split(), dtype=np.float64)
-        except ValueError:
-            values = None
-    if values is None or not np.all(np.isfinite(values)):
-        # Slow path, only for a bad file: find the first offending token and its line.
-        for r, k in enumerate(idx):
-            for c, tok in enumerate(rows[r]):
-                if not _NUMBER_RE.fullmatch(tok) or not math.isfinite(float(tok)):
-                    raise toks.error(
-                        f"expected a number for channel {c + 1} of frame {r + 1}, got {tok!r}",
-                        first + k + 1,
-                    )
-        raise toks.error("unreadable frame values", first + 1)  # pragma: no cover
-    return frame_time, values.reshape(n_frames, n_channels)
+    return frame_time, data
 
 
 def _parse(text: str, path: str | None) -> _BVHFile:
-    lines = text.replace("\r\n", "\n").replace("\r", "\n").split("\n")
+    if "\r" in text:
+        text = text.replace("\r\n", "\n").replace("\r", "\n")
+    lines = text.split("\n")
     toks = _Tokens(lines, path)
     joints, motion_idx = _parse_hierarchy(toks)
     n_channels = sum(len(j.channels) for j in joints)
@@ -631,10 +666,12 @@ def _build_motion(bvh: _BVHFile, scale: float, unit_name: str, src: str, name: s
     except SkeletonError as e:
         raise BVHParseError(f"invalid skeleton: {e}", path=src) from None
     cols = np.array(columns, dtype=np.int64)
-    q = bvh.data[:, cols] if len(cols) else bvh.data
-    is_rot = skel.dof_type == ROTATION
+    # In place on the parsed array (the reader's own): one (T, n) array in memory, not five.
+    identity = np.array_equal(cols, np.arange(bvh.data.shape[1]))
+    q = bvh.data if identity or not len(cols) else bvh.data[:, cols]
+    factor = np.where(skel.dof_type == ROTATION, np.pi / 180.0, scale)  # np.radians: x * pi/180
     with np.errstate(all="ignore"):
-        q = np.where(is_rot, np.radians(q), q * scale)
+        q *= factor
     if not np.all(np.isfinite(q)):
         raise BVHParseError("frame values out of range after unit conversion", path=src)
     return Motion(skel, q, 1.0 / bvh.frame_time,
@@ -702,7 +739,15 @@ def dumps_bvh(motion: Motion, unit_scale: float | str | None = None, precision: 
         def fmt_one(x: float) -> str:
             return spec % x
 
-    out_joints, columns = _bvh_layout(skel, motion.q, scale)
+    with np.errstate(all="ignore"):
+        out_joints, columns = _bvh_layout(skel, motion.q, scale)
+    finite = np.all(np.isfinite(columns)) and all(
+        np.all(np.isfinite(oj.offset)) and all(np.all(np.isfinite(e)) for e in oj.end_sites)
+        for oj in out_joints)
+    if not finite:
+        # A unit far too small for the figure (1e-320 m) overflows: never write an unreadable file.
+        raise FileFormatError(f"unit {unit_scale!r} ({scale:g} m per file unit) makes the "
+                              "offsets or positions of the file infinite; use a larger unit")
     lines = ["HIERARCHY"]
     for j, oj in enumerate(out_joints):
         ind = "\t" * oj.depth

@@ -59,6 +59,7 @@ import base64
 import json
 import math
 import os
+import stat
 import struct
 from pathlib import Path
 from typing import Any
@@ -67,7 +68,7 @@ from urllib.parse import unquote
 import numpy as np
 
 from .._version import __version__
-from ..errors import FileFormatError, SkeletonError
+from ..errors import AnimikError, FileFormatError, SkeletonError
 from ..joints import dofs_from_local, local_transforms, tb_angles
 from ..motion import Motion
 from ..rotations import quaternion as quat
@@ -89,6 +90,17 @@ _CHUNK_BIN = 0x004E4942
 _FLOAT, _UBYTE, _USHORT, _UINT = 5126, 5121, 5123, 5125
 _ARRAY_BUFFER = 34962
 _EXTRAS_VERSION = 1
+
+#: Reader limits (a file beyond them is refused with a :class:`FileFormatError`, never read
+#: into memory): the largest file or external buffer, the most sampled frames, the most
+#: sampled joint-frames (frames x joints: bounds the ~100 bytes per joint and frame the reader
+#: holds), the most elements of one accessor, the most nodes, and the sampling rate range.
+MAX_FILE_BYTES = 1 << 30
+MAX_FRAMES = 1_000_000
+MAX_JOINT_FRAMES = 5_000_000
+MAX_ACCESSOR_ELEMENTS = 1 << 26
+MAX_NODES = 100_000
+MAX_FPS = 10_000.0
 
 _COMPONENTS = {"SCALAR": 1, "VEC2": 2, "VEC3": 3, "VEC4": 4, "MAT2": 4, "MAT3": 9, "MAT4": 16}
 _CTYPES = {5120: np.int8, 5121: np.uint8, 5122: np.int16, 5123: np.uint16, 5125: np.uint32,
@@ -357,124 +369,206 @@ def _glb_bytes(gltf: dict, blob: bytes) -> bytes:
 
 
 # ============================================================================ reading
+def _bad(src: str, what: str) -> FileFormatError:
+    return FileFormatError(f"{src}: {what}")
+
+
+def _index(v: Any, n: int, what: str, src: str) -> int:
+    """``v`` as an index into a list of ``n`` items (a plain int, not a bool), else an error."""
+    if not isinstance(v, int) or isinstance(v, bool) or not 0 <= v < n:
+        raise _bad(src, f"{what} must be an index in 0..{n - 1}, got {v!r}")
+    return v
+
+
+def _list_of_dicts(gltf: dict, key: str, src: str, limit: int | None = None) -> list[dict]:
+    items = gltf.get(key, [])
+    if not isinstance(items, list) or not all(isinstance(x, dict) for x in items):
+        raise _bad(src, f"{key!r} must be a list of objects")
+    if limit is not None and len(items) > limit:
+        raise _bad(src, f"{len(items)} {key} (at most {limit} are read)")
+    return items
+
+
+def _external_buffer(folder: Path, uri: str, i: int, src: str) -> bytes:
+    """An external buffer file: a regular file inside ``folder`` of at most MAX_FILE_BYTES."""
+    rel = unquote(uri)
+    if "\0" in rel:
+        raise _bad(src, f"buffers[{i}].uri contains a NUL character")
+    base = folder.resolve()
+    target = (base / rel).resolve()
+    if target != base and base not in target.parents:
+        raise _bad(src, f"buffers[{i}].uri {uri!r} points outside the file's folder {str(base)!r}")
+    try:
+        st = target.stat()
+    except FileNotFoundError:
+        raise FileNotFoundError(2, f"{src}: buffers[{i}] file not found", str(target)) from None
+    except OSError as e:
+        raise _bad(src, f"buffers[{i}].uri {uri!r}: {e.strerror or e}") from None
+    if not stat.S_ISREG(st.st_mode):
+        raise _bad(src, f"buffers[{i}].uri {uri!r} is not a regular file")
+    if st.st_size > MAX_FILE_BYTES:
+        raise _bad(src, f"buffers[{i}] file is {st.st_size} bytes (at most {MAX_FILE_BYTES})")
+    try:
+        with open(target, "rb") as f:
+            # At most the size stat gave (read(n) allocates n bytes up front).
+            return f.read(st.st_size)
+    except OSError as e:
+        raise _bad(src, f"buffers[{i}].uri {uri!r}: {e.strerror or e}") from None
+
+
 def _load(data: bytes, src: str, folder: Path | None) -> tuple[dict, list[bytes]]:
     """``(gltf JSON, buffers)`` of ``.glb`` / ``.gltf`` content; external buffer files are read
-    from ``folder`` (content given as bytes has none)."""
+    from ``folder`` (content given as bytes has none) and must lie inside it."""
+    if len(data) > MAX_FILE_BYTES:
+        raise _bad(src, f"{len(data)} bytes (at most {MAX_FILE_BYTES} are read)")
     if data[:4] == b"glTF":
         if len(data) < 20:
-            raise FileFormatError(f"{src}: truncated glb header")
+            raise _bad(src, "truncated glb header")
         magic, version, length = struct.unpack_from("<III", data, 0)
         if version != 2:
-            raise FileFormatError(f"{src}: glb container version {version}, expected 2")
+            raise _bad(src, f"glb container version {version}, expected 2")
         if length > len(data):
-            raise FileFormatError(f"{src}: glb declares {length} bytes but has {len(data)}")
+            raise _bad(src, f"glb declares {length} bytes but has {len(data)}")
         off, js, bin_chunk = 12, None, None
         while off + 8 <= length:
             clen, ctype = struct.unpack_from("<II", data, off)
             chunk = data[off + 8: off + 8 + clen]
             if len(chunk) != clen:
-                raise FileFormatError(f"{src}: truncated glb chunk at byte {off}")
+                raise _bad(src, f"truncated glb chunk at byte {off}")
             if ctype == _CHUNK_JSON and js is None:
                 js = chunk
             elif ctype == _CHUNK_BIN and bin_chunk is None:
                 bin_chunk = chunk
             off += 8 + clen
         if js is None:
-            raise FileFormatError(f"{src}: glb without a JSON chunk")
+            raise _bad(src, "glb without a JSON chunk")
     else:
         js, bin_chunk = data, None
     try:
         gltf = json.loads(js.decode("utf-8"))
-    except (UnicodeDecodeError, json.JSONDecodeError) as e:
-        raise FileFormatError(f"{src}: not a glTF file (invalid JSON: {e})") from None
-    if not isinstance(gltf, dict) or not str(gltf.get("asset", {}).get("version", "")).startswith("2"):
-        raise FileFormatError(f"{src}: not a glTF 2.0 file (asset.version must be 2.x)")
+    except (UnicodeDecodeError, ValueError, RecursionError) as e:
+        raise _bad(src, f"not a glTF file (invalid JSON: {type(e).__name__}: {e})") from None
+    asset = gltf.get("asset") if isinstance(gltf, dict) else None
+    if not isinstance(asset, dict) or not str(asset.get("version", "")).startswith("2"):
+        raise _bad(src, "not a glTF 2.0 file (asset must be an object with version 2.x)")
     buffers = []
-    for i, buf in enumerate(gltf.get("buffers", [])):
+    for i, buf in enumerate(_list_of_dicts(gltf, "buffers", src)):
         uri = buf.get("uri")
         if uri is None:
             if bin_chunk is None:
-                raise FileFormatError(f"{src}: buffers[{i}] has no uri and there is no BIN chunk")
+                raise _bad(src, f"buffers[{i}] has no uri and there is no BIN chunk")
             buffers.append(bin_chunk)
+        elif not isinstance(uri, str):
+            raise _bad(src, f"buffers[{i}].uri must be a string, got {type(uri).__name__}")
         elif uri.startswith("data:"):
             try:
                 buffers.append(base64.b64decode(uri.split(",", 1)[1]))
             except (ValueError, IndexError):
-                raise FileFormatError(f"{src}: buffers[{i}]: bad data URI") from None
+                raise _bad(src, f"buffers[{i}]: bad data URI") from None
         elif folder is None:
-            raise FileFormatError(f"{src}: buffers[{i}] refers to the file {uri!r}; content given "
-                                  "as bytes must carry its buffers (a .glb, or data: URIs)")
+            raise _bad(src, f"buffers[{i}] refers to the file {uri!r}; content given as bytes "
+                            "must carry its buffers (a .glb, or data: URIs)")
         else:
-            buffers.append((folder / unquote(uri)).read_bytes())
+            buffers.append(_external_buffer(folder, uri, i, src))
     return gltf, buffers
 
 
-def _accessor(gltf: dict, buffers: list[bytes], index: int, src: str) -> np.ndarray:
-    try:
-        acc = gltf["accessors"][index]
-    except (KeyError, IndexError, TypeError):
-        raise FileFormatError(f"{src}: accessor {index} does not exist") from None
+def _accessor(gltf: dict, buffers: list[bytes], index: Any, src: str) -> np.ndarray:
+    """Accessor ``index`` as float64 ``(count, components)``; finite values only."""
+    accessors = _list_of_dicts(gltf, "accessors", src)
+    index = _index(index, len(accessors), "an accessor index", src)
+    acc = accessors[index]
     if "sparse" in acc:
-        raise FileFormatError(f"{src}: accessors[{index}]: sparse accessors are not supported")
+        raise _bad(src, f"accessors[{index}]: sparse accessors are not supported")
     n = _COMPONENTS.get(acc.get("type"))
     dtype = _CTYPES.get(acc.get("componentType"))
     count = acc.get("count")
-    if n is None or dtype is None or not isinstance(count, int):
-        raise FileFormatError(f"{src}: accessors[{index}]: bad type/componentType/count")
+    if n is None or dtype is None or not isinstance(count, int) or isinstance(count, bool) \
+            or count < 0:
+        raise _bad(src, f"accessors[{index}]: bad type/componentType/count")
+    if count * n > MAX_ACCESSOR_ELEMENTS:
+        raise _bad(src, f"accessors[{index}]: {count} x {n} elements (at most "
+                        f"{MAX_ACCESSOR_ELEMENTS} are read)")
     if "bufferView" not in acc:
         return np.zeros((count, n))
-    view = gltf["bufferViews"][acc["bufferView"]]
-    buf = buffers[view["buffer"]]
-    start = view.get("byteOffset", 0) + acc.get("byteOffset", 0)
+    views = _list_of_dicts(gltf, "bufferViews", src)
+    view = views[_index(acc["bufferView"], len(views), f"accessors[{index}].bufferView", src)]
+    buf = buffers[_index(view.get("buffer"), len(buffers), "bufferViews[].buffer", src)]
+    fields = [view.get("byteOffset", 0), acc.get("byteOffset", 0), view.get("byteLength"),
+              view.get("byteStride") or 0]
+    if not all(isinstance(x, int) and not isinstance(x, bool) and x >= 0 for x in fields):
+        raise _bad(src, f"accessors[{index}]: bad byteOffset/byteLength/byteStride")
+    v_off, a_off, v_len, stride = fields
+    start = v_off + a_off
     item = np.dtype(dtype).itemsize * n
-    stride = view.get("byteStride") or item
+    stride = stride or item
     need = start + stride * (count - 1) + item if count else start
-    if need > len(buf) or need > view.get("byteOffset", 0) + view["byteLength"]:
-        raise FileFormatError(f"{src}: accessors[{index}] reaches past its buffer view")
+    if need > len(buf) or need > v_off + v_len:
+        raise _bad(src, f"accessors[{index}] reaches past its buffer view")
     raw = np.ndarray((count, n), dtype=np.dtype(dtype).newbyteorder("<"), buffer=buf,
                      offset=start, strides=(stride, np.dtype(dtype).itemsize))
     out = raw.astype(float)
     if acc.get("normalized"):
         info = np.iinfo(dtype)
         out = np.maximum(out / info.max, -1.0)
+    if not np.all(np.isfinite(out)):
+        raise _bad(src, f"accessors[{index}] holds NaN or infinite values")
     return out
+
+
+def _vector(node: dict, key: str, n: int, default: list[float], src: str, idx: int) -> np.ndarray:
+    v = node.get(key, default)
+    if not isinstance(v, list) or len(v) != n or not all(
+            isinstance(x, (int, float)) and not isinstance(x, bool) and math.isfinite(x) for x in v):
+        raise _bad(src, f"nodes[{idx}].{key} must be {n} finite numbers, got {v!r:.80}")
+    return np.array(v, dtype=float)
 
 
 def _node_rest(node: dict, src: str, idx: int) -> tuple[np.ndarray, np.ndarray]:
     if "matrix" in node:
-        m = np.array(node["matrix"], dtype=float).reshape(4, 4).T
+        m = _vector(node, "matrix", 16, [], src, idx).reshape(4, 4).T
         r = m[:3, :3]
         scale = np.linalg.norm(r, axis=0)
         if np.any(np.abs(scale - 1.0) > 1e-5) or abs(np.linalg.det(r) - 1.0) > 1e-4:
-            raise FileFormatError(f"{src}: nodes[{idx}] ({node.get('name', '')!r}): scaled or "
-                                  "sheared node matrices are not supported")
+            raise _bad(src, f"nodes[{idx}] ({node.get('name', '')!r}): scaled or sheared node "
+                            "matrices are not supported")
         u, _, vt = np.linalg.svd(r)
         return u @ vt, m[:3, 3].copy()
-    s = np.array(node.get("scale", [1.0, 1.0, 1.0]), dtype=float)
+    s = _vector(node, "scale", 3, [1.0, 1.0, 1.0], src, idx)
     if np.any(np.abs(s - 1.0) > 1e-5):
-        raise FileFormatError(f"{src}: nodes[{idx}] ({node.get('name', '')!r}): node scale "
-                              f"{s.tolist()} is not supported (joints must not scale)")
-    q = np.array(node.get("rotation", [0.0, 0.0, 0.0, 1.0]), dtype=float)
-    r = quat.matrix_from_quat(quat.wxyz_from_xyzw(q))
-    return r, np.array(node.get("translation", [0.0, 0.0, 0.0]), dtype=float)
+        raise _bad(src, f"nodes[{idx}] ({node.get('name', '')!r}): node scale {s.tolist()} is "
+                        "not supported (joints must not scale)")
+    q = _vector(node, "rotation", 4, [0.0, 0.0, 0.0, 1.0], src, idx)
+    if np.linalg.norm(q) < 1e-6:
+        raise _bad(src, f"nodes[{idx}].rotation is a zero quaternion")
+    r = quat.matrix_from_quat(quat.wxyz_from_xyzw(q / np.linalg.norm(q)))
+    return r, _vector(node, "translation", 3, [0.0, 0.0, 0.0], src, idx)
 
 
 def _sample(times: np.ndarray, values: np.ndarray, interp: str, t: np.ndarray, is_rot: bool,
             src: str) -> np.ndarray:
+    """Evaluate a sampler (key ``times`` ascending) at the frame times ``t``: O(T log K)."""
     K = times.shape[0]
     if interp == "CUBICSPLINE":
         if values.shape[0] != 3 * K:
-            raise FileFormatError(f"{src}: CUBICSPLINE sampler output must hold 3 values per key")
+            raise _bad(src, "CUBICSPLINE sampler output must hold 3 values per key")
         a_in, vals, b_out = values[0::3], values[1::3], values[2::3]
     else:
         if values.shape[0] != K:
-            raise FileFormatError(f"{src}: sampler output count {values.shape[0]} differs from "
-                                  f"its {K} key times")
+            raise _bad(src, f"sampler output count {values.shape[0]} differs from its {K} key times")
         vals = values
-    # Frames that coincide with a key (float32 times) take the key value.
-    near = np.abs(times[None, :] - t[:, None])
-    k_near = np.argmin(near, axis=1)
-    snap = near[np.arange(t.shape[0]), k_near] <= 1e-5
+    if K == 0:
+        raise _bad(src, "a sampler has no keys")
+    if is_rot and np.any(np.linalg.norm(vals, axis=-1) < 1e-6):
+        raise _bad(src, "a rotation sampler holds a zero quaternion")
+    # Frames that coincide with a key (float32 times: relative tolerance) take the key value.
+    # The nearest key is one of the two around t's insertion point: linear, not T x K.
+    ins = np.searchsorted(times, t)
+    lo = np.clip(ins - 1, 0, K - 1)
+    hi = np.clip(ins, 0, K - 1)
+    d_lo, d_hi = np.abs(t - times[lo]), np.abs(times[hi] - t)
+    k_near = np.where(d_hi < d_lo, hi, lo)
+    snap = np.minimum(d_lo, d_hi) <= 1e-5 + 2.5e-7 * np.abs(t)
     if K == 1:
         out = np.repeat(vals[:1], t.shape[0], axis=0)
     else:
@@ -494,13 +588,23 @@ def _sample(times: np.ndarray, values: np.ndarray, interp: str, t: np.ndarray, i
             out = vals[seg] + u[:, None] * (vals[seg + 1] - vals[seg])
     out = np.where(snap[:, None], vals[k_near], out)
     if is_rot:
-        out = out / np.linalg.norm(out, axis=-1, keepdims=True)
+        norm = np.linalg.norm(out, axis=-1, keepdims=True)
+        if np.any(norm < 1e-9):
+            raise _bad(src, "a CUBICSPLINE rotation passes through a zero quaternion")
+        out = out / norm
     return out
 
 
 def read_glb(path: str | os.PathLike, animation: int | str | None = None,
              fps: float | None = None) -> Motion:
     """Read an animated glTF 2.0 file (``.glb``) as a motion (metres, radians, Z up).
+
+    Limits (beyond them the file is refused with a :class:`FileFormatError`; memory stays
+    bounded by them): files and external buffers of at most :data:`MAX_FILE_BYTES` (1 GiB),
+    external buffers only inside the file's folder, at most :data:`MAX_FRAMES` (10⁶) sampled
+    frames and :data:`MAX_JOINT_FRAMES` (5·10⁶) frames x joints, accessors of at most
+    :data:`MAX_ACCESSOR_ELEMENTS` numbers, :data:`MAX_NODES` nodes, ``fps`` at most
+    :data:`MAX_FPS`. Time and memory are linear in the frame count.
 
     Args:
         path: the file.
@@ -511,15 +615,18 @@ def read_glb(path: str | os.PathLike, animation: int | str | None = None,
         The motion; ``meta["source"]`` is the path, ``meta["gltf_animation"]`` the animation name.
 
     Raises:
-        FileNotFoundError: no such file.
+        FileNotFoundError: no such file (or external buffer file).
         FileFormatError: not glTF 2.0, no animation or skeleton, unsupported features (scaled
-            joints, sparse accessors), a bad animation index or name.
+            joints, sparse accessors), a bad animation index or name, a limit exceeded.
     """
     p = Path(path)
     src = os.fspath(path)
     if not p.is_file():
         raise FileNotFoundError(2, "glTF file not found", src)
-    return _read_checked(*_load(p.read_bytes(), src, p.parent), src, animation, fps)
+    size = p.stat().st_size
+    if size > MAX_FILE_BYTES:
+        raise _bad(src, f"{size} bytes (at most {MAX_FILE_BYTES} are read)")
+    return _read_checked(p.read_bytes(), src, p.parent, animation, fps)
 
 
 def loads_glb(data: bytes, animation: int | str | None = None, fps: float | None = None,
@@ -528,98 +635,148 @@ def loads_glb(data: bytes, animation: int | str | None = None, fps: float | None
 
     Args:
         data: the content.
-        animation, fps: as in :func:`read_glb`.
+        animation, fps: as in :func:`read_glb` (same limits).
         source: names the content in error messages and ``meta["source"]``.
 
     Raises:
         FileFormatError: as in :func:`read_glb`; also a ``.gltf`` that refers to buffer files.
     """
-    return _read_checked(*_load(bytes(data), source, None), source, animation, fps)
+    return _read_checked(bytes(data), source, None, animation, fps)
 
 
-def _read_checked(gltf: dict, buffers: list[bytes], src: str, animation, fps) -> Motion:
+def _read_checked(data: bytes, src: str, folder: Path | None, animation, fps) -> Motion:
+    # Every structural problem is checked where it is met; this is the net under them, so a
+    # malformed file never surfaces as a bare Python exception.
     try:
-        return _read(gltf, buffers, src, animation, fps)
-    except (KeyError, IndexError, TypeError, ValueError) as e:
-        if isinstance(e, FileFormatError):
+        return _read(*_load(data, src, folder), src, animation, fps)
+    except (KeyError, IndexError, TypeError, ValueError, AttributeError, OverflowError,
+            RecursionError) as e:
+        if isinstance(e, AnimikError):
             raise
-        raise FileFormatError(f"{src}: malformed glTF ({type(e).__name__}: {e})") from None
+        raise _bad(src, f"malformed glTF ({type(e).__name__}: {e})") from None
+
+
+def _parents(nodes: list[dict], src: str) -> dict[int, int]:
+    """``child -> parent`` of the node graph, checked to be a forest (no node with two parents,
+    no cycle): every later walk up or down the graph then ends."""
+    parent: dict[int, int] = {}
+    for i, nd in enumerate(nodes):
+        kids = nd.get("children", [])
+        if not isinstance(kids, list):
+            raise _bad(src, f"nodes[{i}].children must be a list")
+        for c in kids:
+            c = _index(c, len(nodes), f"nodes[{i}].children[]", src)
+            if c in parent:
+                raise _bad(src, f"node {c} is a child of both node {parent[c]} and node {i}")
+            parent[c] = i
+    state = [0] * len(nodes)  # 0 unseen, 1 on the current walk, 2 known to reach a root
+    for i in range(len(nodes)):
+        walk, n = [], i
+        while n is not None and state[n] == 0:
+            state[n] = 1
+            walk.append(n)
+            n = parent.get(n)
+        if n is not None and state[n] == 1:
+            raise _bad(src, f"the node graph has a cycle through node {n} (a node is its own "
+                            "ancestor)")
+        for m in walk:
+            state[m] = 2
+    return parent
 
 
 def _read(gltf: dict, buffers: list[bytes], src: str, animation, fps) -> Motion:
-    nodes = gltf.get("nodes", [])
-    anims = gltf.get("animations", [])
+    nodes = _list_of_dicts(gltf, "nodes", src, MAX_NODES)
+    anims = _list_of_dicts(gltf, "animations", src)
     if not anims:
-        raise FileFormatError(f"{src}: the file has no animation")
+        raise _bad(src, "the file has no animation")
     if animation is None:
         ai = 0
     elif isinstance(animation, str):
         names = [a.get("name", "") for a in anims]
         if animation not in names:
-            raise FileFormatError(f"{src}: no animation named {animation!r}; animations are {names}")
+            raise _bad(src, f"no animation named {animation!r}; animations are {names}")
         ai = names.index(animation)
     else:
         ai = int(animation)
         if not 0 <= ai < len(anims):
-            raise FileFormatError(f"{src}: animation index {ai} out of range 0..{len(anims) - 1}")
+            raise _bad(src, f"animation index {ai} out of range 0..{len(anims) - 1}")
+    if fps is not None:
+        fps = _check_fps(fps, "fps", src)
     anim = anims[ai]
-    parent = {}
-    for i, nd in enumerate(nodes):
-        for c in nd.get("children", []):
-            parent[c] = i
+    parent = _parents(nodes, src)
+    samplers = anim.get("samplers", [])
+    channels = anim.get("channels", [])
+    if not isinstance(samplers, list) or not isinstance(channels, list):
+        raise _bad(src, f"animations[{ai}]: samplers and channels must be lists")
     # Channels: node -> {path: (times, values, interpolation)}
     chans: dict[int, dict[str, tuple]] = {}
     t_max = 0.0
     all_times = []
-    for ch in anim.get("channels", []):
-        tgt = ch.get("target", {})
+    for ch in channels:
+        tgt = ch.get("target", {}) if isinstance(ch, dict) else None
+        if not isinstance(tgt, dict):
+            raise _bad(src, f"animations[{ai}]: a channel without a target object")
         if "node" not in tgt:
             continue
-        smp = anim["samplers"][ch["sampler"]]
-        tin = _accessor(gltf, buffers, smp["input"], src)[:, 0]
-        out = _accessor(gltf, buffers, smp["output"], src)
+        node = _index(tgt["node"], len(nodes), "a channel's target.node", src)
+        smp = samplers[_index(ch.get("sampler"), len(samplers), "a channel's sampler", src)]
+        if not isinstance(smp, dict):
+            raise _bad(src, f"animations[{ai}].samplers[] must be objects")
+        tin = _accessor(gltf, buffers, smp.get("input"), src)[:, 0]
+        if len(tin) > 1 and np.any(np.diff(tin) < 0):
+            raise _bad(src, "a sampler's key times decrease (they must increase)")
+        out = _accessor(gltf, buffers, smp.get("output"), src)
         interp = smp.get("interpolation", "LINEAR")
         if interp not in ("LINEAR", "STEP", "CUBICSPLINE"):
-            raise FileFormatError(f"{src}: unknown sampler interpolation {interp!r}")
+            raise _bad(src, f"unknown sampler interpolation {interp!r}")
         if tgt.get("path") == "scale":
             vals = out[1::3] if interp == "CUBICSPLINE" else out
             if np.any(np.abs(vals - 1.0) > 1e-4):
-                raise FileFormatError(f"{src}: node {tgt['node']} has a scale animation; scaled "
-                                      "joints are not supported")
+                raise _bad(src, f"node {node} has a scale animation; scaled joints are not "
+                                "supported")
             continue
         if tgt.get("path") not in ("translation", "rotation"):
             continue
-        chans.setdefault(tgt["node"], {})[tgt["path"]] = (tin, out, interp)
+        chans.setdefault(node, {})[tgt["path"]] = (tin, out, interp)
         if len(tin):
-            t_max = max(t_max, float(tin.max()))
+            t_max = max(t_max, float(tin[-1]))
             all_times.append(tin)
     if not chans:
-        raise FileFormatError(f"{src}: animation {ai} has no translation or rotation channels")
-    extras = (gltf.get("extras") or {}).get("animik") if isinstance(gltf.get("extras"), dict) else None
+        raise _bad(src, f"animation {ai} has no translation or rotation channels")
+    extras = gltf.get("extras")
+    extras = extras.get("animik") if isinstance(extras, dict) else None
+    extras = extras if isinstance(extras, dict) else None
 
-    skins = gltf.get("skins", [])
+    skins = _list_of_dicts(gltf, "skins", src)
+    skin_joints = None
+    if skins:
+        skin_joints = skins[0].get("joints", [])
+        if not isinstance(skin_joints, list):
+            raise _bad(src, "skins[0].joints must be a list")
+        skin_joints = list(dict.fromkeys(_index(j, len(nodes), "skins[0].joints[]", src)
+                                         for j in skin_joints))
     if extras and isinstance(extras.get("rig"), str):
         skel = loads_rig(extras["rig"], source=f"{src} extras.animik.rig")
-        by_name = {nodes[i].get("name"): i for i in (skins[0]["joints"] if skins else range(len(nodes)))}
+        by_name = {nodes[i].get("name"): i for i in (skin_joints if skins else range(len(nodes)))}
         missing = [n for n in skel.joint_names if n not in by_name]
         if missing:
-            raise FileFormatError(f"{src}: joints {missing[:5]} of the animik skeleton have no node")
+            raise _bad(src, f"joints {missing[:5]} of the animik skeleton have no node")
         joint_nodes = [by_name[n] for n in skel.joint_names]
-        fps = float(extras.get("fps", 30.0)) if fps is None else fps
-        meta = dict(extras.get("motion_meta") or {})
+        if fps is None:
+            fps = _check_fps(extras.get("fps", 30.0), "extras.animik.fps", src)
+        meta = extras.get("motion_meta")
+        meta = dict(meta) if isinstance(meta, dict) else {}
         first = extras.get("first_pose")
         ref = np.array(first, dtype=float) if isinstance(first, list) and len(first) == skel.n_dof \
-            and all(isinstance(x, (int, float)) for x in first) else skel.rest_q
+            and all(isinstance(x, (int, float)) and math.isfinite(x) for x in first) \
+            else skel.rest_q
     else:
-        skel, joint_nodes = _skeleton_from_nodes(gltf, nodes, parent, chans, skins, src)
+        skel, joint_nodes = _skeleton_from_nodes(nodes, parent, chans, skin_joints, src)
         meta = {}
         ref = skel.rest_q
         if fps is None:
             fps = _infer_fps(all_times)
-    fps = float(fps)
-    if not (math.isfinite(fps) and fps > 0):
-        raise FileFormatError(f"{src}: fps must be positive, got {fps!r}")
-    n_frames = int(math.floor(t_max * fps + 1e-4)) + 1
+    n_frames = _frame_count(t_max, fps, skel.n_joints, src)
     t = np.arange(n_frames) / fps
     J = skel.n_joints
     rot = np.empty((n_frames, J, 3, 3))
@@ -630,7 +787,7 @@ def _read(gltf: dict, buffers: list[bytes], src: str, animation, fps) -> Motion:
         if "rotation" in ch:
             tin, out, interp = ch["rotation"]
             if out.shape[1] != 4:
-                raise FileFormatError(f"{src}: rotation output of node {ni} must be VEC4")
+                raise _bad(src, f"rotation output of node {ni} must be VEC4")
             qx = _sample(tin, out, interp, t, True, src)
             rot[:, j] = quat.matrix_from_quat(quat.wxyz_from_xyzw(qx))
         else:
@@ -638,11 +795,11 @@ def _read(gltf: dict, buffers: list[bytes], src: str, animation, fps) -> Motion:
         if "translation" in ch:
             tin, out, interp = ch["translation"]
             if out.shape[1] != 3:
-                raise FileFormatError(f"{src}: translation output of node {ni} must be VEC3")
+                raise _bad(src, f"translation output of node {ni} must be VEC3")
             pos[:, j] = _sample(tin, out, interp, t, False, src)
         else:
             pos[:, j] = p0
-    # The root: world_from_gltf @ (static non-joint ancestors) @ node.
+    # The root: world_from_gltf @ (static non-joint ancestors) @ node (the graph is a forest).
     a = np.eye(4)
     n = parent.get(joint_nodes[0])
     while n is not None:
@@ -655,29 +812,72 @@ def _read(gltf: dict, buffers: list[bytes], src: str, animation, fps) -> Motion:
     g_pos = WORLD_FROM_GLTF @ a[:3, 3]
     rot[:, 0] = g_rot @ rot[:, 0]
     pos[:, 0] = pos[:, 0] @ g_rot.T + g_pos
+    if not (np.all(np.isfinite(rot)) and np.all(np.isfinite(pos))):
+        raise _bad(src, "the joint transforms overflow (non-finite values)")
     q = dofs_from_local(skel, rot, pos, ref, sequential=True)
-    meta.update({"source": src, "gltf_animation": anim.get("name", str(ai))})
+    meta.update({"source": src, "gltf_animation": str(anim.get("name", ai))})
     return Motion(skel, q, fps, meta=meta)
 
 
+def _check_fps(fps: Any, what: str, src: str) -> float:
+    try:
+        value = float(fps)
+    except (TypeError, ValueError, OverflowError):
+        value = math.nan
+    if isinstance(fps, bool) or not (math.isfinite(value) and 0 < value <= MAX_FPS):
+        raise _bad(src, f"{what} must be a number in (0, {MAX_FPS:g}], got {fps!r}")
+    return value
+
+
+def _frame_count(t_max: float, fps: float, n_joints: int, src: str) -> int:
+    """Frames ``0, 1/fps, ... `` up to the last key, that key included: key times are float32,
+    so the last key within float32 precision of a frame counts as that frame."""
+    x = t_max * fps
+    if not math.isfinite(x) or x > MAX_FRAMES:
+        raise _bad(src, f"the animation lasts {t_max:.6g} s: {x:.6g} frames at {fps:g} fps "
+                        f"(at most {MAX_FRAMES} frames are read)")
+    k = round(x)
+    n = (k if abs(x - k) <= 1e-3 + 5e-7 * x else math.floor(x)) + 1
+    if n * n_joints > MAX_JOINT_FRAMES:
+        raise _bad(src, f"{n} frames x {n_joints} joints exceeds the reader's limit of "
+                        f"{MAX_JOINT_FRAMES} joint-frames")
+    return n
+
+
 def _infer_fps(all_times: list[np.ndarray]) -> float:
-    t = np.unique(np.concatenate(all_times)) if all_times else np.zeros(1)
+    """The keys' frame rate: the key times are (up to float32 precision) multiples of one
+    spacing, the median spacing (a regularly sampled clip) or the smallest (keys on a frame grid
+    with gaps), refined by least squares and snapped to an integer rate within 1e-4. Keys on no
+    grid: 30 fps."""
+    if not all_times:
+        return 30.0
+    t = np.sort(np.concatenate(all_times))
+    # Channels written separately share times up to float32 rounding: merge those.
+    keep = np.concatenate([[True], np.diff(t) > 1e-6 + 5e-7 * np.abs(t[1:])])
+    t = t[keep]
     if len(t) < 2:
         return 30.0
-    dt = float(np.min(np.diff(t)))
-    if dt <= 0:
-        return 30.0
-    k = t / dt
-    if np.max(np.abs(k - np.round(k))) < 1e-3:
+    d = np.diff(t)
+    for dt in (float(np.median(d)), float(np.min(d))):
+        if not dt > 0:
+            continue
+        k = (t - t[0]) / dt
+        kr = np.round(k)
+        if np.max(np.abs(k - kr)) > 0.01:
+            continue
+        kc = kr - kr.mean()
+        dt = float(np.dot(kc, t - t.mean()) / np.dot(kc, kc))
         fps = 1.0 / dt
         r = round(fps)
-        return float(r) if abs(fps - r) < 1e-3 * fps else fps
+        fps = float(r) if abs(fps - r) <= 1e-4 * fps else fps
+        if 0 < fps <= MAX_FPS:
+            return fps
     return 30.0
 
 
-def _skeleton_from_nodes(gltf, nodes, parent, chans, skins, src) -> tuple[Skeleton, list[int]]:
-    if skins:
-        members = list(skins[0].get("joints", []))
+def _skeleton_from_nodes(nodes, parent, chans, skin_joints, src) -> tuple[Skeleton, list[int]]:
+    if skin_joints is not None:
+        members = list(skin_joints)
     else:
         # The subtree under the common ancestor of the animated nodes (mesh and camera nodes
         # that are not animated are not joints).

@@ -35,6 +35,7 @@ import json
 import multiprocessing
 import os
 import sys
+import threading
 import time
 import traceback
 from collections.abc import Iterable, Mapping, Sequence
@@ -466,10 +467,33 @@ def _run_pool(todo: list[ClipTask], ex: Executor, bar) -> list[dict[str, Any]]:
     return out
 
 
+def _worker_init(parent_pid: int, spec: TargetSpec) -> None:
+    """Pool worker set-up: exit as soon as the parent dies (a SIGKILLed ``animik retarget``
+    must not leave workers holding its stderr pipe open for good), then warm up."""
+    watch_parent(parent_pid)
+    warm_up(spec)
+
+
+def watch_parent(parent_pid: int, period_s: float = 0.5) -> threading.Thread:
+    """Start a daemon thread that ends this process (``os._exit``) once ``parent_pid`` is no
+    longer its parent: the parent died and the process was re-parented. Polling works on every
+    POSIX system and, unlike ``PR_SET_PDEATHSIG``, does not depend on which parent thread
+    started the process."""
+
+    def watch() -> None:
+        while os.getppid() == parent_pid:
+            time.sleep(period_s)
+        os._exit(1)
+
+    t = threading.Thread(target=watch, name="animik-parent-watch", daemon=True)
+    t.start()
+    return t
+
+
 def _run_processes(todo: list[ClipTask], jobs: int, spec: TargetSpec, bar) -> list[dict[str, Any]]:
     ctx = multiprocessing.get_context("spawn")
-    with ProcessPoolExecutor(max_workers=jobs, mp_context=ctx, initializer=warm_up,
-                             initargs=(spec,)) as ex:
+    with ProcessPoolExecutor(max_workers=jobs, mp_context=ctx, initializer=_worker_init,
+                             initargs=(os.getpid(), spec)) as ex:
         # longest first: the last clips to finish are short ones (better balance)
         order = sorted(todo, key=lambda t: -_size(t.input))
         return _run_pool(order, ex, bar)

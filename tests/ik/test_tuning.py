@@ -253,9 +253,10 @@ def test_cli_tune_user_rig_file_default_location(tmp_path, monkeypatch, rng, cap
 def test_cli_tune_errors(capsys):
     assert main(["tune", "no_such_rig", "--dry-run"]) == 3
     assert "no_such_rig" in capsys.readouterr().err
-    assert main(["tune", "fig2", "--problems", "0", "--dry-run"]) == 3
-    with pytest.raises(SystemExit):
-        main(["tune", "fig2", "--mode", "nope"])
+    for bad in (["--problems", "0"], ["--mode", "nope"]):  # bad option values: usage, exit 2
+        with pytest.raises(SystemExit) as e:
+            main(["tune", "fig2", "--dry-run", *bad])
+        assert e.value.code == 2
 
 
 def test_build_problem_rejects_bad_targets_before_tuning_is_read():
