@@ -57,6 +57,41 @@ def _pose_axes(q, parents, offsets, rest_rots, dof_start, dof_type, dof_axis, Rw
 
 
 @nb.njit(**_JIT)
+def _spatial_inertia(m, c, Ic, out):
+    """Spatial inertia ``out (6,6)`` about the world origin of a body of mass ``m`` with its COM
+    at ``c (3,)`` and rotational inertia ``Ic (3,3)`` about the COM:
+    ``[[Ic + m cx cx^T, m cx], [m cx^T, m 1]]`` (cx = skew(c); cx cx^T = |c|^2 1 - c c^T)."""
+    cc = c[0] * c[0] + c[1] * c[1] + c[2] * c[2]
+    for a in range(3):
+        for b in range(3):
+            out[a, b] = Ic[a, b] + m * ((cc if a == b else 0.0) - c[a] * c[b])
+            out[a, b + 3] = 0.0
+            out[a + 3, b] = 0.0
+            out[a + 3, b + 3] = m if a == b else 0.0
+    # m cx: row a, col b = m * skew(c)[a, b]
+    out[0, 4] = -m * c[2]
+    out[0, 5] = m * c[1]
+    out[1, 3] = m * c[2]
+    out[1, 5] = -m * c[0]
+    out[2, 3] = -m * c[1]
+    out[2, 4] = m * c[0]
+    for a in range(3):
+        for b in range(3):
+            out[b + 3, a] = out[a, b + 3]
+
+
+@nb.njit(**_JIT)
+def _composite(parents, IC):
+    """Composite inertias in place: each body's ``IC (J,6,6)`` plus its whole subtree's (world
+    frame: children add without transforms; parents precede children)."""
+    for j in range(IC.shape[0] - 1, 0, -1):
+        p = parents[j]
+        for a in range(6):
+            for b in range(6):
+                IC[p, a, b] += IC[j, a, b]
+
+
+@nb.njit(**_JIT)
 def _body_inertia(j, Rw, pw, masses, coms, inertias, c, Ic):
     """World COM ``c (3,)`` and world rotational inertia about it ``Ic (3,3)`` of segment ``j``."""
     R = Rw[j]
@@ -205,30 +240,8 @@ def crba_one(q, parents, offsets, rest_rots, dof_start, dof_type, dof_axis, dof_
     Ic = np.empty((3, 3))
     for j in range(J):
         _body_inertia(j, Rw, pw, masses, coms, inertias, c, Ic)
-        m = masses[j]
-        # [[Ic + m cx cx^T, m cx], [m cx^T, m 1]]  (cx = skew(c); cx cx^T = |c|^2 1 - c c^T)
-        cc = c[0] * c[0] + c[1] * c[1] + c[2] * c[2]
-        for a in range(3):
-            for b in range(3):
-                IC[j, a, b] = Ic[a, b] + m * ((cc if a == b else 0.0) - c[a] * c[b])
-                IC[j, a, b + 3] = 0.0
-                IC[j, a + 3, b] = 0.0
-                IC[j, a + 3, b + 3] = m if a == b else 0.0
-        # m cx: row a, col b = m * skew(c)[a, b]
-        IC[j, 0, 4] = -m * c[2]
-        IC[j, 0, 5] = m * c[1]
-        IC[j, 1, 3] = m * c[2]
-        IC[j, 1, 5] = -m * c[0]
-        IC[j, 2, 3] = -m * c[1]
-        IC[j, 2, 4] = m * c[0]
-        for a in range(3):
-            for b in range(3):
-                IC[j, b + 3, a] = IC[j, a, b + 3]
-    for j in range(J - 1, 0, -1):
-        p = parents[j]
-        for a in range(6):
-            for b in range(6):
-                IC[p, a, b] += IC[j, a, b]
+        _spatial_inertia(masses[j], c, Ic, IC[j])
+    _composite(parents, IC)
     for i in range(n):
         for k in range(n):
             M[i, k] = 0.0
@@ -378,27 +391,8 @@ def filter_terms(q, qd, g, parents, offsets, rest_rots, dof_start, dof_type, dof
         bias[3] += f[3] + w1 * h[5] - w2 * h[4]
         bias[4] += f[4] + w2 * h[3] - w0 * h[5]
         bias[5] += f[5] + w0 * h[4] - w1 * h[3]
-        cc = c[0] * c[0] + c[1] * c[1] + c[2] * c[2]
-        for r in range(3):
-            for b in range(3):
-                IC[j, r, b] = Ic[r, b] + m * ((cc if r == b else 0.0) - c[r] * c[b])
-                IC[j, r, b + 3] = 0.0
-                IC[j, r + 3, b] = 0.0
-                IC[j, r + 3, b + 3] = m if r == b else 0.0
-        IC[j, 0, 4] = -m * c[2]
-        IC[j, 0, 5] = m * c[1]
-        IC[j, 1, 3] = m * c[2]
-        IC[j, 1, 5] = -m * c[0]
-        IC[j, 2, 3] = -m * c[1]
-        IC[j, 2, 4] = m * c[0]
-        for r in range(3):
-            for b in range(3):
-                IC[j, b + 3, r] = IC[j, r, b + 3]
-    for j in range(J - 1, 0, -1):
-        p = parents[j]
-        for r in range(6):
-            for b in range(6):
-                IC[p, r, b] += IC[j, r, b]
+        _spatial_inertia(m, c, Ic, IC[j])
+    _composite(parents, IC)
     for k in range(n):
         j = dof_joint[k]
         s = S[k]

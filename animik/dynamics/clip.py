@@ -18,7 +18,7 @@ from ..motion import Motion
 from ..skeleton import Skeleton
 from .contacts import ContactModel, contact_model_for_clip
 from .inverse import GRAVITY, momentum, rnea
-from .zmp import ContactCheck, FeasibilityError, check_mu, evaluate_wrench
+from .zmp import ContactCheck, FeasibilityError, check_mu, evaluate_wrench, positive_number
 
 DEFAULT_WINDOW = 0.1  # s
 
@@ -32,13 +32,7 @@ class ClipStates(NamedTuple):
 
 
 def _check_fps(fps: Any) -> float:
-    try:
-        f = float(fps)
-    except (TypeError, ValueError):
-        raise FeasibilityError(f"fps must be a positive number, got {fps!r}") from None
-    if not np.isfinite(f) or f <= 0.0:
-        raise FeasibilityError(f"fps must be a positive number, got {fps!r}")
-    return f
+    return positive_number(fps, "fps")
 
 
 def clip_states(skel: Skeleton, q: Any, fps: float, method: str = "savgol",

@@ -114,15 +114,20 @@ class ContactCheck(NamedTuple):
     com: np.ndarray
 
 
+def positive_number(value: Any, name: str) -> float:
+    """``value`` as a float, or a :class:`FeasibilityError` naming ``name`` unless finite, > 0."""
+    try:
+        v = float(value)
+    except (TypeError, ValueError):
+        raise FeasibilityError(f"{name} must be a positive number, got {value!r}") from None
+    if not np.isfinite(v) or v <= 0.0:
+        raise FeasibilityError(f"{name} must be a positive finite number, got {value!r}")
+    return v
+
+
 def check_mu(mu: Any) -> float:
     """Validate a friction coefficient (finite, > 0)."""
-    try:
-        m = float(mu)
-    except (TypeError, ValueError):
-        raise FeasibilityError(f"mu must be a positive number, got {mu!r}") from None
-    if not np.isfinite(m) or m <= 0.0:
-        raise FeasibilityError(f"mu must be a positive finite number, got {mu!r}")
-    return m
+    return positive_number(mu, "mu")
 
 
 def evaluate_wrench(skel: Skeleton, wrench: np.ndarray, points: np.ndarray, active: np.ndarray,
