@@ -1,0 +1,239 @@
+"""Seed D method A over a whole clip: every frame's nearest valid wrench, reached by one
+least-squares correction of the clip, iterated against the independent clip check.
+
+The per-frame filter (:mod:`animik.dynamics.filter`) integrates corrected accelerations and
+diverges on real mocap (docs/dynamics.md: the correction feeds back into the joint tracking;
+method A has no look-ahead). Here the same steps act on the clip as a whole:
+
+(a) the kinematic reference is the input clip itself (no tracking loop, nothing to diverge);
+(b) the wrench of every frame ``W_t = A_w(q_t) qdd_t + b_t`` is evaluated exactly as
+    ``animik feasibility`` evaluates the written clip: Savitzky-Golay derivatives of the poses,
+    contacts detected on the poses, the floor estimated from them (:func:`check_clip`);
+(c) seed D's three checks;
+(e) for invalid frames the nearest valid wrench ``W^_t`` (:meth:`DynamicsFilter.nearest_valid`,
+    polygon shrunk by ``margin``) and a correction ``dq_t = E_t x_t`` of a few modes per frame
+    -- the root's three translations and two upper-body "lean" modes that move the centre of
+    mass horizontally by 1 m per unit without moving the feet (mass-weighted least-norm over
+    the DoFs of joints that carry no contact area) -- solved for all frames at once::
+
+        min_x  sum_t |S (A_w,t E_t qdd(x)_t + G_t E_t x_t - (W^_t - W_t))|^2
+               + w_pos |x|^2 + w_vel |xdot|^2
+
+    with ``qdd(x) = D2 x`` the Savitzky-Golay second-derivative operator of the check itself
+    (so the linear model of the re-derived accelerations is exact), ``G_t`` the change of the
+    gravity moment with the centre of mass (``m J_c dq x (-g)``, lean modes only: a horizontal
+    root shift moves the support polygon with the ZMP) and ``S`` scaling forces by the body
+    weight and moments by weight x 10 cm. Rows are kept for every frame that has ever been
+    invalid (an active set), the clip is updated, checked again, and the loop repeats.
+(f) nothing to integrate: the output poses are the input poses plus the correction.
+
+A horizontal root translation changes the ZMP relative to the feet through its acceleration
+only (``-z_c/g`` per m/s^2): millimetres of root motion cancel the acceleration noise of IK or
+mocap. A static imbalance (the centre of mass beside the feet for a long time) needs the lean.
+"""
+
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass
+
+import numpy as np
+import scipy.sparse as sp
+import scipy.sparse.linalg as spla
+from scipy.ndimage import uniform_filter1d
+from scipy.signal import savgol_filter
+
+from ..motion import Motion
+from .clip import ClipFeasibility, check_clip
+from .contacts import ContactModel, contact_model_for_clip
+from .filter import DynamicsFilter, FilterOptions
+from .zmp import FeasibilityError
+
+_ROWS = np.array([0, 1, 3, 4, 5])  # wrench rows the checks use (n_z, the free moment, is free)
+
+
+@dataclass
+class CorrectionResult:
+    """The corrected clip and how the iterations went.
+
+    Attributes:
+        motion: the corrected clip. check: :func:`check_clip` of it (as the command re-checks).
+        history: per iteration ``(infeasible frames, active frames)``.
+        seconds: time of the correction (s).
+    """
+
+    motion: Motion
+    check: ClipFeasibility
+    history: list[tuple[int, int]]
+    seconds: float
+
+
+def savgol_operator(T: int, fps: float, window: float, deriv: int, order: int = 3) -> sp.csr_matrix:
+    """The ``(T, T)`` sparse matrix of :func:`animik.dynamics.clip.clip_states`'s
+    Savitzky-Golay derivative (same window rule, ``mode="interp"``): ``D q == savgol(q)``."""
+    n = max(int(round(window * fps)) | 1, order + 2 | 1)
+    n = min(n, T if T % 2 else T - 1)
+    if n <= order:
+        raise FeasibilityError(f"the clip is too short ({T} frames) for the filter")
+    blocks = []
+    for s in range(0, T, 512):
+        e = min(T, s + 512)
+        eye = np.zeros((T, e - s))
+        eye[np.arange(s, e), np.arange(e - s)] = 1.0
+        blocks.append(sp.csc_matrix(savgol_filter(eye, n, order, deriv=deriv, delta=1.0 / fps,
+                                                  axis=0, mode="interp")))
+    D = sp.hstack(blocks).tocsr()
+    D.data[np.abs(D.data) < 1e-12 * np.abs(D.data).max()] = 0.0
+    D.eliminate_zeros()
+    return D
+
+
+def _violation(chk: ClipFeasibility, mu: float) -> float:
+    """How far a clip is from feasible: metres of ZMP outside the polygon, friction ratio above
+    ``mu``, pulling and flight wrench (relative to the weight), summed over the frames."""
+    c = chk.check
+    contact = c.in_contact.any(axis=1)
+    out = np.where(np.isnan(c.margin), 1.0, np.maximum(-c.margin, 0.0))
+    fric = np.where(np.isfinite(c.friction_ratio), np.maximum(c.friction_ratio - mu, 0.0), 1.0)
+    v = np.where(contact, out + fric, c.flight_residual)
+    return float(v.sum() + (~c.feasible).sum() * 1e-3)
+
+
+def _modes(filt: DynamicsFilter, root_slides: np.ndarray, upper: np.ndarray) -> np.ndarray:
+    """Correction modes ``E (n, 5)`` at the state of the last ``filt.terms`` call: the root's
+    slides along world x, y, z, and the upper body's least-inertia motions that move the centre
+    of mass by (1, 0) and (0, 1) m."""
+    n = filt.skel.n_dof
+    E = np.zeros((n, 5))
+    # Root slides: solve for the combination moving the root along each world axis.
+    Sr = filt.S[root_slides, 3:].T  # (3, 3) world directions of the slides
+    E[root_slides, :3] = np.linalg.solve(Sr, np.eye(3))
+    if len(upper):
+        m = filt.skel.total_mass
+        Jc = filt.Aw[3:5, upper] / m  # d com_xy / dq (the linear momentum rows)
+        IC, S = filt.IC, filt.S
+        jk = filt._dof_joint[upper]
+        dm = np.einsum("ka,kab,kb->k", S[upper], IC[jk], S[upper])  # diag of M
+        Wi = 1.0 / (dm + filt.reg)
+        A = (Jc * Wi) @ Jc.T
+        if np.linalg.cond(A) < 1e8:
+            E[upper, 3:] = (Wi[:, None] * Jc.T) @ np.linalg.inv(A)
+    return E
+
+
+def correct_clip(motion: Motion, options: FilterOptions = FilterOptions(),
+                 iterations: int = 12, w_pos: float = 1e-3, w_vel: float = 1e-3, mode_window: float = 0.5,
+                 contacts: ContactModel | None = None) -> CorrectionResult:
+    """Method A over a whole clip (module docstring).
+
+    Args:
+        motion: input clip (free root with three slides).
+        options: ``mu``, ``friction_safety``, ``margin``, ``window`` are used.
+        iterations: maximum correction rounds.
+        w_pos, w_vel: weights of the correction's size (m^-2) and speed ((m/s)^-2).
+
+    Returns:
+        :class:`CorrectionResult` (its ``check`` says whether every frame is feasible).
+
+    Raises:
+        FeasibilityError: no free root; too short a clip.
+    """
+    opt = options.checked()
+    t0 = time.perf_counter()
+    skel = motion.skeleton
+    cm = contacts or contact_model_for_clip(skel, motion.q)
+    root = int(np.flatnonzero(skel.parents < 0)[0])
+    rd = np.array(list(skel.joint_dofs(root)), dtype=np.int64)
+    slides = rd[skel.dof_type[rd] == 1]
+    if len(slides) != 3:
+        raise FeasibilityError(f"the filter needs a free root with 3 slides; {skel.name!r}'s root "
+                               f"{skel.joint_names[root]!r} has {len(slides)}")
+    # Upper body: DoFs of joints that are not the root and carry no contact point below them.
+    anc = skel.joint_ancestor_mask  # (J, J): [j, a] a is j or an ancestor of j
+    carries = anc[np.unique(cm.point_joint)].any(axis=0)
+    upper = np.array([k for k in range(skel.n_dof)
+                      if not carries[skel.dof_joint[k]] and skel.dof_joint[k] != root],
+                     dtype=np.int64)
+    filt = DynamicsFilter(skel, opt, 0.0, contacts=cm)
+    T, n = motion.q.shape
+    D2 = savgol_operator(T, motion.fps, opt.window, 2).tocoo()
+    D1 = savgol_operator(T, motion.fps, opt.window, 1)
+    weight = filt.weight
+    scale = np.array([10.0, 10.0, 0.0, 1.0, 1.0, 1.0]) / weight  # N m per 10 cm, N
+    q = np.array(motion.q, dtype=float)
+    active = np.zeros(T, dtype=bool)
+    history: list[tuple[int, int]] = []
+    g = filt.g
+    k = 5
+    R = w_pos * sp.identity(T * k) + w_vel * sp.kron(D1.T @ D1, sp.identity(k))
+    for _ in range(iterations + 1):
+        chk = check_clip(Motion(skel, q, motion.fps), mu=opt.mu, window=opt.window, contacts=cm)
+        bad = ~chk.feasible
+        history.append((int(bad.sum()), int(active.sum())))
+        if not bad.any() or len(history) > iterations:
+            break
+        active |= bad
+        st = chk.states
+        filt.floor = chk.floor
+        idx = np.flatnonzero(active)
+        B = np.zeros((T, 5, k))  # rows x modes, acceleration part
+        C = np.zeros((T, 5, k))  # static part
+        r = np.zeros((T, 5))
+        E_all = np.zeros((T, n, k))
+        for t in range(T):
+            filt.terms(st.q[t], st.qd[t])
+            E_all[t] = _modes(filt, slides, upper)
+        # The modes follow the pose; with IK jitter they jitter too and their own second
+        # derivative (E'' x) would dominate the accelerations: smooth them over ``mode_window``.
+        E_all = uniform_filter1d(E_all, max(1, int(round(mode_window * motion.fps))), axis=0,
+                                 mode="nearest")
+        for t in idx:
+            filt.terms(st.q[t], st.qd[t])
+            E = E_all[t]
+            W = chk.check.wrench[t]
+            flags = chk.check.in_contact[t]
+            poly = filt.polygon(flags)
+            W2, _, _ = filt.nearest_valid(W, poly)
+            s = scale[_ROWS]
+            B[t] = s[:, None] * (filt.Aw @ E)[_ROWS]
+            dc = (filt.Aw[3:] @ E[:, 3:])  # m * com change per lean unit (3, 2)
+            Gm = np.cross(dc.T, -g).T  # moment change (3, 2)
+            Cfull = np.zeros((6, k))
+            Cfull[:3, 3:] = Gm
+            C[t] = s[:, None] * Cfull[_ROWS]
+            r[t] = s * (W2 - W)[_ROWS]
+        # Sparse system: rows (t, 5), columns (s, k).
+        ti, si, d = D2.row, D2.col, D2.data
+        keep = active[ti]
+        ti, si, d = ti[keep], si[keep], d[keep]
+        vals = d[:, None, None] * B[ti]  # (nnz, 5, k)
+        rr = (ti[:, None, None] * 5 + np.arange(5)[None, :, None]) + np.zeros(vals.shape, np.int64)
+        cc = (si[:, None, None] * k + np.arange(k)[None, None, :]) + np.zeros(vals.shape, np.int64)
+        ta = idx
+        vals2 = C[ta]
+        rr2 = (ta[:, None, None] * 5 + np.arange(5)[None, :, None]) + np.zeros((1, 1, k), np.int64)
+        cc2 = (ta[:, None, None] * k + np.arange(k)[None, None, :]) + np.zeros((1, 5, 1), np.int64)
+        A = sp.coo_matrix((np.concatenate([vals.ravel(), vals2.ravel()]),
+                           (np.concatenate([rr.ravel(), rr2.ravel()]),
+                            np.concatenate([cc.ravel(), cc2.ravel()]))),
+                          shape=(T * 5, T * k)).tocsr()
+        N = (A.T @ A + R).tocsc()
+        x = spla.spsolve(N, A.T @ r.ravel()).reshape(T, k)
+        dq = np.einsum("tnk,tk->tn", E_all, x)
+        # Backtracking on the violation: the model is linear in the accelerations but the
+        # contacts, the floor and the support polygon move with the poses.
+        base = _violation(chk, opt.mu)
+        for alpha in (1.0, 0.5, 0.25, 0.125):
+            trial = q + alpha * dq
+            if not np.isfinite(trial).all():
+                continue
+            c2 = check_clip(Motion(skel, trial, motion.fps), mu=opt.mu, window=opt.window,
+                            contacts=cm)
+            if _violation(c2, opt.mu) < base:
+                q = trial
+                break
+        else:
+            history.append((int(bad.sum()), int(active.sum())))
+            break
+    return CorrectionResult(Motion(skel, q, motion.fps, dict(motion.meta)), chk, history,
+                            time.perf_counter() - t0)
