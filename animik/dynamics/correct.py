@@ -121,8 +121,9 @@ def _modes(filt: DynamicsFilter, root_slides: np.ndarray, upper: np.ndarray) -> 
     return E
 
 
-def correct_clip(motion: Motion, options: FilterOptions = FilterOptions(),
-                 iterations: int = 12, w_pos: float = 1e-3, w_vel: float = 1e-3, mode_window: float = 0.5,
+def correct_clip(motion: Motion, options: FilterOptions | None = None,
+                 iterations: int = 12, w_pos: float = 1e-3, w_vel: float = 1e-3,
+                 mode_window: float = 0.5,
                  contacts: ContactModel | None = None) -> CorrectionResult:
     """Method A over a whole clip (module docstring).
 
@@ -138,7 +139,7 @@ def correct_clip(motion: Motion, options: FilterOptions = FilterOptions(),
     Raises:
         FeasibilityError: no free root; too short a clip.
     """
-    opt = options.checked()
+    opt = (options or FilterOptions()).checked()
     t0 = time.perf_counter()
     skel = motion.skeleton
     cm = contacts or contact_model_for_clip(skel, motion.q)
@@ -156,28 +157,33 @@ def correct_clip(motion: Motion, options: FilterOptions = FilterOptions(),
                      dtype=np.int64)
     filt = DynamicsFilter(skel, opt, 0.0, contacts=cm)
     T, n = motion.q.shape
+    D0 = savgol_operator(T, motion.fps, opt.window, 0).tocoo()
+    D1 = savgol_operator(T, motion.fps, opt.window, 1).tocoo()
     D2 = savgol_operator(T, motion.fps, opt.window, 2).tocoo()
-    D1 = savgol_operator(T, motion.fps, opt.window, 1)
     weight = filt.weight
     scale = np.array([10.0, 10.0, 0.0, 1.0, 1.0, 1.0]) / weight  # N m per 10 cm, N
     q = np.array(motion.q, dtype=float)
     active = np.zeros(T, dtype=bool)
     history: list[tuple[int, int]] = []
-    g = filt.g
     k = 5
-    R = w_pos * sp.identity(T * k) + w_vel * sp.kron(D1.T @ D1, sp.identity(k))
+    R = w_pos * sp.identity(T * k) + w_vel * sp.kron((D1.T @ D1).tocsr(), sp.identity(k))
     for _ in range(iterations + 1):
         chk = check_clip(Motion(skel, q, motion.fps), mu=opt.mu, window=opt.window, contacts=cm)
         bad = ~chk.feasible
         history.append((int(bad.sum()), int(active.sum())))
         if not bad.any() or len(history) > iterations:
             break
-        active |= bad
+        # Frames without any detected contact would need a ballistic body (zero wrench): no
+        # small correction gives that, so they get no rows (they are reported, not fixed).
+        active |= bad & chk.check.in_contact.any(axis=1)
+        if not active.any():
+            break
         st = chk.states
         filt.floor = chk.floor
         idx = np.flatnonzero(active)
-        B = np.zeros((T, 5, k))  # rows x modes, acceleration part
-        C = np.zeros((T, 5, k))  # static part
+        B2 = np.zeros((T, 5, k))  # d W / d qdd along the modes (scaled rows)
+        B1 = np.zeros((T, 5, k))  # d W / d qd (velocity products), finite differences
+        B0 = np.zeros((T, 5, k))  # d W / d q (gravity moment, A_w(q) qdd), finite differences
         r = np.zeros((T, 5))
         E_all = np.zeros((T, n, k))
         for t in range(T):
@@ -187,35 +193,37 @@ def correct_clip(motion: Motion, options: FilterOptions = FilterOptions(),
         # derivative (E'' x) would dominate the accelerations: smooth them over ``mode_window``.
         E_all = uniform_filter1d(E_all, max(1, int(round(mode_window * motion.fps))), axis=0,
                                  mode="nearest")
+        s = scale[_ROWS]
+        h = 1e-6
         for t in idx:
-            filt.terms(st.q[t], st.qd[t])
+            qt, vt, at = st.q[t], st.qd[t], st.qdd[t]
             E = E_all[t]
-            W = chk.check.wrench[t]
-            flags = chk.check.in_contact[t]
-            poly = filt.polygon(flags)
+            filt.terms(qt, vt)
+            W = filt.Aw @ at + filt.bias
+            poly = filt.polygon(chk.check.in_contact[t])
             W2, _, _ = filt.nearest_valid(W, poly)
-            s = scale[_ROWS]
-            B[t] = s[:, None] * (filt.Aw @ E)[_ROWS]
-            dc = (filt.Aw[3:] @ E[:, 3:])  # m * com change per lean unit (3, 2)
-            Gm = np.cross(dc.T, -g).T  # moment change (3, 2)
-            Cfull = np.zeros((6, k))
-            Cfull[:3, 3:] = Gm
-            C[t] = s[:, None] * Cfull[_ROWS]
             r[t] = s * (W2 - W)[_ROWS]
-        # Sparse system: rows (t, 5), columns (s, k).
-        ti, si, d = D2.row, D2.col, D2.data
-        keep = active[ti]
-        ti, si, d = ti[keep], si[keep], d[keep]
-        vals = d[:, None, None] * B[ti]  # (nnz, 5, k)
-        rr = (ti[:, None, None] * 5 + np.arange(5)[None, :, None]) + np.zeros(vals.shape, np.int64)
-        cc = (si[:, None, None] * k + np.arange(k)[None, None, :]) + np.zeros(vals.shape, np.int64)
-        ta = idx
-        vals2 = C[ta]
-        rr2 = (ta[:, None, None] * 5 + np.arange(5)[None, :, None]) + np.zeros((1, 1, k), np.int64)
-        cc2 = (ta[:, None, None] * k + np.arange(k)[None, None, :]) + np.zeros((1, 5, 1), np.int64)
-        A = sp.coo_matrix((np.concatenate([vals.ravel(), vals2.ravel()]),
-                           (np.concatenate([rr.ravel(), rr2.ravel()]),
-                            np.concatenate([cc.ravel(), cc2.ravel()]))),
+            B2[t] = s[:, None] * (filt.Aw @ E)[_ROWS]
+            for c in range(k):
+                filt.terms(qt, vt + h * E[:, c])
+                B1[t, :, c] = s * ((filt.Aw @ at + filt.bias - W) / h)[_ROWS]
+                if c < 2:  # a horizontal root shift moves the support polygon with the ZMP
+                    continue
+                filt.terms(qt + h * E[:, c], vt)
+                B0[t, :, c] = s * ((filt.Aw @ at + filt.bias - W) / h)[_ROWS]
+        # Sparse system: rows (t, 5), columns (s, k); the check sees SG(q), SG'(q), SG''(q).
+        rows, cols, vals = [], [], []
+        for D, Bt in ((D0, B0), (D1, B1), (D2, B2)):
+            ti, si, d = D.row, D.col, D.data
+            keep = active[ti]
+            ti, si, d = ti[keep], si[keep], d[keep]
+            v = d[:, None, None] * Bt[ti]
+            vals.append(v.ravel())
+            rows.append((ti[:, None, None] * 5 + np.arange(5)[None, :, None]
+                         + np.zeros(v.shape, np.int64)).ravel())
+            cols.append((si[:, None, None] * k + np.arange(k)[None, None, :]
+                         + np.zeros(v.shape, np.int64)).ravel())
+        A = sp.coo_matrix((np.concatenate(vals), (np.concatenate(rows), np.concatenate(cols))),
                           shape=(T * 5, T * k)).tocsr()
         N = (A.T @ A + R).tocsc()
         x = spla.spsolve(N, A.T @ r.ravel()).reshape(T, k)
@@ -223,7 +231,7 @@ def correct_clip(motion: Motion, options: FilterOptions = FilterOptions(),
         # Backtracking on the violation: the model is linear in the accelerations but the
         # contacts, the floor and the support polygon move with the poses.
         base = _violation(chk, opt.mu)
-        for alpha in (1.0, 0.5, 0.25, 0.125):
+        for alpha in 0.5 ** np.arange(9):
             trial = q + alpha * dq
             if not np.isfinite(trial).all():
                 continue
