@@ -111,13 +111,9 @@ def _modes(filt: DynamicsFilter, root_slides: np.ndarray, upper: np.ndarray) -> 
     if len(upper):
         m = filt.skel.total_mass
         Jc = filt.Aw[3:5, upper] / m  # d com_xy / dq (the linear momentum rows)
-        IC, S = filt.IC, filt.S
-        jk = filt._dof_joint[upper]
-        dm = np.einsum("ka,kab,kb->k", S[upper], IC[jk], S[upper])  # diag of M
-        Wi = 1.0 / (dm + filt.reg)
-        A = (Jc * Wi) @ Jc.T
+        A = Jc @ Jc.T  # least joint change for the COM shift (trunk DoFs are alike)
         if np.linalg.cond(A) < 1e8:
-            E[upper, 3:] = (Wi[:, None] * Jc.T) @ np.linalg.inv(A)
+            E[upper, 3:] = Jc.T @ np.linalg.inv(A)
     return E
 
 
@@ -149,12 +145,15 @@ def correct_clip(motion: Motion, options: FilterOptions | None = None,
     if len(slides) != 3:
         raise FeasibilityError(f"the filter needs a free root with 3 slides; {skel.name!r}'s root "
                                f"{skel.joint_names[root]!r} has {len(slides)}")
-    # Upper body: DoFs of joints that are not the root and carry no contact point below them.
+    # The lean moves the trunk: DoFs of joints that are not the root, carry no contact point
+    # below them, and carry at least a quarter of the body's mass (lumbar and thoracic joints;
+    # not the arms, neck or fingers, which would swing to move the centre of mass).
     anc = skel.joint_ancestor_mask  # (J, J): [j, a] a is j or an ancestor of j
     carries = anc[np.unique(cm.point_joint)].any(axis=0)
-    upper = np.array([k for k in range(skel.n_dof)
-                      if not carries[skel.dof_joint[k]] and skel.dof_joint[k] != root],
-                     dtype=np.int64)
+    below = anc.T.astype(float) @ np.asarray(skel.masses)  # mass of each joint's subtree
+    trunk = ~carries & (below >= 0.25 * skel.total_mass)
+    trunk[root] = False
+    upper = np.flatnonzero(trunk[skel.dof_joint] & (skel.dof_type == 0)).astype(np.int64)
     filt = DynamicsFilter(skel, opt, 0.0, contacts=cm)
     T, n = motion.q.shape
     D0 = savgol_operator(T, motion.fps, opt.window, 0).tocoo()
