@@ -28,6 +28,16 @@ from pathlib import Path
 
 import numpy as np
 
+from .._table import format_table
+from ..dynamics import _kernels as K
+from ..dynamics.clip import check_clip
+from ..dynamics.inverse import inverse_dynamics, mass_matrix, model_args
+from ..io.mjcf import write_mjcf
+from ..io.urdf import write_urdf
+from ..motion import Motion
+from ..rigs import load_rig
+from .kinematics import _random_poses, _time_per_call, _to_pinocchio_q
+
 DEFAULT_CLIP = Path(__file__).resolve().parents[2].parent / "shared" / "data" / "bvh" / "cmu" / "02_01.bvh"
 
 
@@ -50,12 +60,6 @@ def add_parser(subparsers) -> argparse.ArgumentParser:
 def run(rig: str = "body95", frames: int = 20_000, peers: bool = True, clip: str | None = None,
         seed: int = 0) -> list[tuple]:
     """Run the benchmark; rows ``(implementation, task, value, unit, note)``."""
-    from ..dynamics import _kernels as K
-    from ..dynamics.clip import check_clip
-    from ..dynamics.inverse import inverse_dynamics, mass_matrix, model_args
-    from ..motion import Motion
-    from ..rigs import load_rig
-    from .kinematics import _random_poses, _time_per_call, _to_pinocchio_q
 
     skel = load_rig(rig)
     rng = np.random.default_rng(seed)
@@ -103,9 +107,7 @@ def _peer_rows(skel, q, qd, qdd, task, time_per_call, to_pin) -> list[tuple]:
     rows: list[tuple] = []
     with tempfile.TemporaryDirectory() as tmp:
         try:
-            import pinocchio as pin
-
-            from ..io.urdf import write_urdf
+            import pinocchio as pin  # optional dependency: the row says when it is missing
 
             path = os.path.join(tmp, "rig.urdf")
             write_urdf(skel, path)
@@ -123,9 +125,7 @@ def _peer_rows(skel, q, qd, qdd, task, time_per_call, to_pin) -> list[tuple]:
         except ImportError:
             rows.append(("pinocchio", task, float("nan"), "us", "not installed: pip install pin"))
         try:
-            import mujoco
-
-            from ..io.mjcf import write_mjcf
+            import mujoco  # optional dependency
 
             path = os.path.join(tmp, "rig.xml")
             write_mjcf(skel, path)
@@ -161,8 +161,6 @@ def _command_rows(clip: str, rig: str) -> list[tuple]:
 
 
 def run_cli(args: argparse.Namespace) -> int:
-    from .._table import format_table
-
     if args.frames < 10:
         print("animik bench dynamics: error: --frames must be >= 10", file=sys.stderr)
         return 2

@@ -13,8 +13,10 @@ from __future__ import annotations
 from typing import Any, NamedTuple
 
 import numpy as np
+from scipy.signal import savgol_filter
 
 from ..motion import Motion
+from ..semantics.contacts import detect_contacts, estimate_ground, horizontal_speed
 from ..skeleton import Skeleton
 from .contacts import ContactModel, contact_model_for_clip
 from .inverse import GRAVITY, momentum, rnea
@@ -73,8 +75,6 @@ def clip_states(skel: Skeleton, q: Any, fps: float, method: str = "savgol",
         raise FeasibilityError(f"method must be 'savgol' or 'central', got {method!r}")
     if not (np.isfinite(window) and window > 0):
         raise FeasibilityError(f"window must be a positive number of seconds, got {window!r}")
-    from scipy.signal import savgol_filter
-
     n = max(int(round(window * fps)) | 1, order + 2 | 1)
     n = min(n, T if T % 2 else T - 1)
     if n <= order:
@@ -95,8 +95,6 @@ def detect_clip_contacts(skel: Skeleton, q: np.ndarray, fps: float,
     hysteresis and minimum durations) turns them into flags. ``floor=None`` estimates a level
     floor from the clip (:func:`animik.semantics.contacts.estimate_ground`).
     """
-    from ..semantics.contacts import detect_contacts, estimate_ground, horizontal_speed
-
     cm = contacts or contact_model_for_clip(skel, q)
     pts = cm.points(skel, q)  # (T, P, 3)
     A = cm.n_areas

@@ -28,6 +28,7 @@ import numpy as np
 
 from ..errors import AnimikError, UnknownNameError, names_hint
 from ..kinematics import forward_kinematics
+from ..semantics.roles import character_forward, classify_joints  # roles: names, topology
 from ..skeleton import Skeleton
 
 
@@ -241,8 +242,6 @@ def contact_model_for_clip(skel: Skeleton, q: np.ndarray) -> ContactModel:
 
 def _foot_joints(skel: Skeleton) -> list[int]:
     """Joint indices of the feet (retargeting roles ``l_foot`` / ``r_foot``)."""
-    from ..semantics.roles import classify_joints
-
     try:
         roles = classify_joints(skel).roles
     except AnimikError:
@@ -295,8 +294,6 @@ def derive_soles(skel: Skeleton, width_ratio: float = 0.38, heel_ratio: float = 
     Raises:
         ContactGeometryError: no foot joints found.
     """
-    from ..semantics.roles import character_forward, classify_joints  # roles: names, topology
-
     try:
         roles = classify_joints(skel).roles
     except AnimikError:

@@ -88,15 +88,19 @@ def savgol_operator(T: int, fps: float, window: float, deriv: int, order: int = 
     return D
 
 
-def _violation(chk: ClipFeasibility, mu: float) -> float:
-    """How far a clip is from feasible: metres of ZMP outside the polygon, friction ratio above
-    ``mu``, pulling and flight wrench (relative to the weight), summed over the frames."""
+def _residual(filt: DynamicsFilter, chk: ClipFeasibility, scale: np.ndarray) -> float:
+    """The least-squares objective the correction lowers: ``sum |S (W^ - W)|^2`` over the
+    frames with a contact (``W^`` the nearest valid wrench, polygon shrunk by the margin)."""
     c = chk.check
-    contact = c.in_contact.any(axis=1)
-    out = np.where(np.isnan(c.margin), 1.0, np.maximum(-c.margin, 0.0))
-    fric = np.where(np.isfinite(c.friction_ratio), np.maximum(c.friction_ratio - mu, 0.0), 1.0)
-    v = np.where(contact, out + fric, c.flight_residual)
-    return float(v.sum() + (~c.feasible).sum() * 1e-3)
+    filt.floor = chk.floor
+    total = 0.0
+    for t in np.flatnonzero(c.in_contact.any(axis=1)):
+        W = c.wrench[t]
+        filt.terms(chk.states.q[t], chk.states.qd[t])
+        W2, changed, _ = filt.nearest_valid(W, filt.polygon(c.in_contact[t]))
+        if changed:
+            total += float(np.sum((scale * (W2 - W))[_ROWS] ** 2))
+    return total
 
 
 def _modes(filt: DynamicsFilter, root_slides: np.ndarray, upper: np.ndarray) -> np.ndarray:
@@ -119,7 +123,7 @@ def _modes(filt: DynamicsFilter, root_slides: np.ndarray, upper: np.ndarray) -> 
 
 def correct_clip(motion: Motion, options: FilterOptions | None = None,
                  iterations: int = 12, w_pos: float = 1e-3, w_vel: float = 1e-3,
-                 mode_window: float = 0.5,
+                 mode_window: float = 0.5, max_change: float = 0.3,
                  contacts: ContactModel | None = None) -> CorrectionResult:
     """Method A over a whole clip (module docstring).
 
@@ -128,6 +132,9 @@ def correct_clip(motion: Motion, options: FilterOptions | None = None,
         options: ``mu``, ``friction_safety``, ``margin``, ``window`` are used.
         iterations: maximum correction rounds.
         w_pos, w_vel: weights of the correction's size (m^-2) and speed ((m/s)^-2).
+        mode_window: the modes are averaged over this time (s).
+        max_change: trust region: no DoF may move further than this from the input (rad or
+            m); a clip that needs more is reported as not feasible.
 
     Returns:
         :class:`CorrectionResult` (its ``check`` says whether every frame is feasible).
@@ -229,14 +236,14 @@ def correct_clip(motion: Motion, options: FilterOptions | None = None,
         dq = np.einsum("tnk,tk->tn", E_all, x)
         # Backtracking on the violation: the model is linear in the accelerations but the
         # contacts, the floor and the support polygon move with the poses.
-        base = _violation(chk, opt.mu)
+        base = _residual(filt, chk, scale)
         for alpha in 0.5 ** np.arange(9):
             trial = q + alpha * dq
-            if not np.isfinite(trial).all():
+            if not np.isfinite(trial).all() or np.abs(trial - motion.q).max() > max_change:
                 continue
             c2 = check_clip(Motion(skel, trial, motion.fps), mu=opt.mu, window=opt.window,
                             contacts=cm)
-            if _violation(c2, opt.mu) < base:
+            if _residual(filt, c2, scale) < base:
                 q = trial
                 break
         else:
