@@ -38,12 +38,13 @@ import time
 from dataclasses import dataclass
 
 import numpy as np
+import osqp
 import scipy.sparse as sp
-import scipy.sparse.linalg as spla
 from scipy.ndimage import uniform_filter1d
 from scipy.signal import savgol_filter
 
 from ..motion import Motion
+from . import _support
 from .clip import ClipFeasibility, check_clip
 from .contacts import ContactModel, contact_model_for_clip
 from .filter import DynamicsFilter, FilterOptions
@@ -123,7 +124,7 @@ def _modes(filt: DynamicsFilter, root_slides: np.ndarray, upper: np.ndarray) -> 
 
 def correct_clip(motion: Motion, options: FilterOptions | None = None,
                  iterations: int = 12, w_pos: float = 1e-3, w_vel: float = 1e-3,
-                 mode_window: float = 0.5, max_change: float = 0.3,
+                 mode_window: float = 0.5, max_change: float = 0.3, rho: float = 1e4,
                  contacts: ContactModel | None = None) -> CorrectionResult:
     """Method A over a whole clip (module docstring).
 
@@ -167,87 +168,130 @@ def correct_clip(motion: Motion, options: FilterOptions | None = None,
     D1 = savgol_operator(T, motion.fps, opt.window, 1).tocoo()
     D2 = savgol_operator(T, motion.fps, opt.window, 2).tocoo()
     weight = filt.weight
-    scale = np.array([10.0, 10.0, 0.0, 1.0, 1.0, 1.0]) / weight  # N m per 10 cm, N
     q = np.array(motion.q, dtype=float)
-    active = np.zeros(T, dtype=bool)
     history: list[tuple[int, int]] = []
     k = 5
-    R = w_pos * sp.identity(T * k) + w_vel * sp.kron((D1.T @ D1).tocsr(), sp.identity(k))
+    R = (w_pos * sp.identity(T * k)
+         + w_vel * sp.kron((D1.T @ D1).tocsr(), sp.identity(k))).tocsc()
+    mu_in = opt.friction_safety * opt.mu * np.cos(np.pi / 8)  # octagon inside the cone
+    dirs = np.stack([np.cos(np.arange(8) * np.pi / 4), np.sin(np.arange(8) * np.pi / 4)], 1)
+    best = (T + 1, q)
     for _ in range(iterations + 1):
         chk = check_clip(Motion(skel, q, motion.fps), mu=opt.mu, window=opt.window, contacts=cm)
         bad = ~chk.feasible
-        history.append((int(bad.sum()), int(active.sum())))
+        history.append((int(bad.sum()), int(chk.check.in_contact.any(axis=1).sum())))
+        if bad.sum() < best[0]:
+            best = (int(bad.sum()), q, chk)
         if not bad.any() or len(history) > iterations:
             break
-        # Frames without any detected contact would need a ballistic body (zero wrench): no
-        # small correction gives that, so they get no rows (they are reported, not fixed).
-        active |= bad & chk.check.in_contact.any(axis=1)
-        if not active.any():
+        q, ok = _qp_step(filt, chk, q, motion, slides, upper, (D0, D1, D2), R, mu_in, dirs,
+                         weight, mode_window, rho)
+        if not ok or np.abs(q - motion.q).max() > max_change:
             break
-        st = chk.states
-        filt.floor = chk.floor
-        idx = np.flatnonzero(active)
-        B2 = np.zeros((T, 5, k))  # d W / d qdd along the modes (scaled rows)
-        B1 = np.zeros((T, 5, k))  # d W / d qd (velocity products), finite differences
-        B0 = np.zeros((T, 5, k))  # d W / d q (gravity moment, A_w(q) qdd), finite differences
-        r = np.zeros((T, 5))
-        E_all = np.zeros((T, n, k))
-        for t in range(T):
-            filt.terms(st.q[t], st.qd[t])
-            E_all[t] = _modes(filt, slides, upper)
-        # The modes follow the pose; with IK jitter they jitter too and their own second
-        # derivative (E'' x) would dominate the accelerations: smooth them over ``mode_window``.
-        E_all = uniform_filter1d(E_all, max(1, int(round(mode_window * motion.fps))), axis=0,
-                                 mode="nearest")
-        s = scale[_ROWS]
-        h = 1e-6
-        for t in idx:
-            qt, vt, at = st.q[t], st.qd[t], st.qdd[t]
-            E = E_all[t]
-            filt.terms(qt, vt)
-            W = filt.Aw @ at + filt.bias
-            poly = filt.polygon(chk.check.in_contact[t])
-            W2, _, _ = filt.nearest_valid(W, poly)
-            r[t] = s * (W2 - W)[_ROWS]
-            B2[t] = s[:, None] * (filt.Aw @ E)[_ROWS]
-            for c in range(k):
-                filt.terms(qt, vt + h * E[:, c])
-                B1[t, :, c] = s * ((filt.Aw @ at + filt.bias - W) / h)[_ROWS]
-                if c < 2:  # a horizontal root shift moves the support polygon with the ZMP
-                    continue
-                filt.terms(qt + h * E[:, c], vt)
-                B0[t, :, c] = s * ((filt.Aw @ at + filt.bias - W) / h)[_ROWS]
-        # Sparse system: rows (t, 5), columns (s, k); the check sees SG(q), SG'(q), SG''(q).
-        rows, cols, vals = [], [], []
-        for D, Bt in ((D0, B0), (D1, B1), (D2, B2)):
-            ti, si, d = D.row, D.col, D.data
-            keep = active[ti]
-            ti, si, d = ti[keep], si[keep], d[keep]
-            v = d[:, None, None] * Bt[ti]
-            vals.append(v.ravel())
-            rows.append((ti[:, None, None] * 5 + np.arange(5)[None, :, None]
-                         + np.zeros(v.shape, np.int64)).ravel())
-            cols.append((si[:, None, None] * k + np.arange(k)[None, None, :]
-                         + np.zeros(v.shape, np.int64)).ravel())
-        A = sp.coo_matrix((np.concatenate(vals), (np.concatenate(rows), np.concatenate(cols))),
-                          shape=(T * 5, T * k)).tocsr()
-        N = (A.T @ A + R).tocsc()
-        x = spla.spsolve(N, A.T @ r.ravel()).reshape(T, k)
-        dq = np.einsum("tnk,tk->tn", E_all, x)
-        # Backtracking on the violation: the model is linear in the accelerations but the
-        # contacts, the floor and the support polygon move with the poses.
-        base = _residual(filt, chk, scale)
-        for alpha in 0.5 ** np.arange(9):
-            trial = q + alpha * dq
-            if not np.isfinite(trial).all() or np.abs(trial - motion.q).max() > max_change:
-                continue
-            c2 = check_clip(Motion(skel, trial, motion.fps), mu=opt.mu, window=opt.window,
-                            contacts=cm)
-            if _residual(filt, c2, scale) < base:
-                q = trial
-                break
-        else:
-            history.append((int(bad.sum()), int(active.sum())))
-            break
+    _, q, chk = best
     return CorrectionResult(Motion(skel, q, motion.fps, dict(motion.meta)), chk, history,
                             time.perf_counter() - t0)
+
+
+def _qp_step(filt, chk, q, motion, slides, upper, ops, R, mu_in, dirs, weight, mode_window, rho):
+    """One sequential-QP round: the wrench of every contact frame, linearised in the modes,
+    made to satisfy seed D's three checks as linear inequalities (support polygon edges shrunk
+    by the margin, an octagonal friction pyramid inside ``friction_safety * mu``, a pushing
+    normal force), with slacks so the QP always has a solution. Returns ``(q, solved)``."""
+    D0, D1, D2 = ops
+    st = chk.states
+    c = chk.check
+    T, n = q.shape
+    k = 5
+    filt.floor = chk.floor
+    h_floor = chk.floor
+    contact = np.flatnonzero(c.in_contact.any(axis=1))
+    E_all = np.zeros((T, n, k))
+    for t in range(T):
+        filt.terms(st.q[t], st.qd[t])
+        E_all[t] = _modes(filt, slides, upper)
+    # The modes follow the pose; with IK jitter they jitter too and their own second
+    # derivative (E'' x) would dominate the accelerations: smooth them over ``mode_window``.
+    E_all = uniform_filter1d(E_all, max(1, int(round(mode_window * motion.fps))), axis=0,
+                             mode="nearest")
+    Bd = np.zeros((3, T, 6, k))  # d W / d (q, qd, qdd) along the modes
+    G_rows: list[np.ndarray] = []  # per contact frame: (r, 6) rows of G W <= 0
+    G_frame: list[int] = []
+    eps = 1e-6
+    for t in contact:
+        qt, vt, at = st.q[t], st.qd[t], st.qdd[t]
+        E = E_all[t]
+        filt.terms(qt, vt)
+        W = filt.Aw @ at + filt.bias
+        poly = filt.polygon(c.in_contact[t])
+        Bd[2, t] = filt.Aw @ E
+        for j in range(k):
+            filt.terms(qt, vt + eps * E[:, j])
+            Bd[1, t, :, j] = (filt.Aw @ at + filt.bias - W) / eps
+            if j >= 2:  # a horizontal root shift moves the support polygon with the ZMP
+                filt.terms(qt + eps * E[:, j], vt)
+                Bd[0, t, :, j] = (filt.Aw @ at + filt.bias - W) / eps
+        if len(poly) < 3:
+            continue  # a point or a segment: no ZMP margin to reach (reported, not fixed)
+        cen = poly.mean(axis=0)
+        rows = []
+        dc = _support.signed_distance(poly, len(poly), cen[0], cen[1], np.empty(2))
+        m = min(filt.opt.margin, 0.5 * max(dc, 0.0))
+        for i in range(len(poly)):
+            e = poly[(i + 1) % len(poly)] - poly[i]
+            L = float(np.hypot(*e))
+            if L < 1e-9:
+                continue
+            a = np.array([e[1], -e[0]]) / L  # outward normal (counter-clockwise hull)
+            cc = float(a @ poly[i]) - m
+            # a . p <= cc with p_x f_z = h f_x - n_y, p_y f_z = n_x + h f_y  (f_z > 0)
+            rows.append(np.array([a[1], -a[0], 0.0, a[0] * h_floor, a[1] * h_floor, -cc]) / 0.1)
+        for d in dirs:
+            rows.append(np.array([0.0, 0.0, 0.0, d[0], d[1], -mu_in]))
+        rows.append(np.array([0.0, 0.0, 0.0, 0.0, 0.0, -1.0]))  # push: -f_z <= -0.1 mg
+        G_rows.append(np.array(rows) / weight)
+        G_frame.append(int(t))
+    if not G_frame:
+        return q, False
+    nr = np.array([len(g) for g in G_rows])
+    r0 = np.concatenate([[0], np.cumsum(nr)])
+    Rn = int(r0[-1])
+    rhs = np.empty(Rn)
+    blocks_r, blocks_c, blocks_v = [], [], []
+    frame_of = -np.ones(T, dtype=np.int64)
+    frame_of[G_frame] = np.arange(len(G_frame))
+    for i, t in enumerate(G_frame):
+        W = c.wrench[t]
+        g = G_rows[i]
+        lim = np.zeros(len(g))
+        lim[-1] = -0.1  # f_z >= 0.1 m g (scaled by the weight)
+        rhs[r0[i]:r0[i + 1]] = lim - g @ W
+    for d, D in enumerate((D0, D1, D2)):
+        ti, si, dv = D.row, D.col, D.data
+        sel = frame_of[ti] >= 0
+        for t, s_, v in zip(ti[sel], si[sel], dv[sel], strict=True):
+            i = frame_of[t]
+            blk = v * (G_rows[i] @ Bd[d, t])  # (r, k)
+            rr, cc = np.meshgrid(np.arange(r0[i], r0[i + 1]), s_ * k + np.arange(k),
+                                 indexing="ij")
+            blocks_r.append(rr.ravel())
+            blocks_c.append(cc.ravel())
+            blocks_v.append(blk.ravel())
+    GM = sp.coo_matrix((np.concatenate(blocks_v), (np.concatenate(blocks_r),
+                                                   np.concatenate(blocks_c))),
+                       shape=(Rn, T * k)).tocsc()
+    nx = T * k
+    # z = [x, s]: min 1/2 x'Rx + rho/2 s's  s.t.  GM x - s <= rhs,  s >= 0
+    P = sp.block_diag([R, rho * sp.identity(Rn)], format="csc")
+    A = sp.vstack([sp.hstack([GM, -sp.identity(Rn)]),
+                   sp.hstack([sp.csc_matrix((Rn, nx)), sp.identity(Rn)])], format="csc")
+    lo = np.concatenate([np.full(Rn, -np.inf), np.zeros(Rn)])
+    hi = np.concatenate([rhs, np.full(Rn, np.inf)])
+    prob = osqp.OSQP()
+    prob.setup(P, np.zeros(nx + Rn), A, lo, hi, verbose=False, eps_abs=1e-6, eps_rel=1e-6,
+               max_iter=20000, polish=True)
+    res = prob.solve()
+    if res.x is None or not np.isfinite(res.x[:nx]).all():
+        return q, False
+    x = res.x[:nx].reshape(T, k)
+    return q + np.einsum("tnk,tk->tn", E_all, x), True
