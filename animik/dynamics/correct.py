@@ -44,6 +44,7 @@ from scipy.ndimage import uniform_filter1d
 from scipy.signal import savgol_filter
 
 from ..motion import Motion
+from ..semantics.contacts import ContactParams
 from . import _support
 from .clip import ClipFeasibility, check_clip
 from .contacts import ContactModel, contact_model_for_clip
@@ -123,8 +124,8 @@ def _modes(filt: DynamicsFilter, root_slides: np.ndarray, upper: np.ndarray) -> 
 
 
 def correct_clip(motion: Motion, options: FilterOptions | None = None,
-                 iterations: int = 12, w_pos: float = 1e-3, w_vel: float = 1e-3,
-                 mode_window: float = 0.5, max_change: float = 0.3, rho: float = 1e4,
+                 iterations: int = 12, w_pos: float = 1.0, w_vel: float = 0.1,
+                 mode_window: float = 0.5, max_change: float = 0.3, rho: float = 1e2,
                  contacts: ContactModel | None = None) -> CorrectionResult:
     """Method A over a whole clip (module docstring).
 
@@ -184,13 +185,65 @@ def correct_clip(motion: Motion, options: FilterOptions | None = None,
             best = (int(bad.sum()), q, chk)
         if not bad.any() or len(history) > iterations:
             break
-        q, ok = _qp_step(filt, chk, q, motion, slides, upper, (D0, D1, D2), R, mu_in, dirs,
-                         weight, mode_window, rho)
-        if not ok or np.abs(q - motion.q).max() > max_change:
+        q2, ok = _qp_step(filt, chk, q, motion, slides, upper, (D0, D1, D2), R, mu_in, dirs,
+                          weight, mode_window, rho)
+        if not ok:
             break
+        # Trust region: halve the step until no DoF is further than max_change from the input.
+        for _ in range(6):
+            if np.abs(q2 - motion.q).max() <= max_change:
+                break
+            q2 = 0.5 * (q + q2)
+        else:
+            break
+        q = q2
     _, q, chk = best
     return CorrectionResult(Motion(skel, q, motion.fps, dict(motion.meta)), chk, history,
                             time.perf_counter() - t0)
+
+
+def _contact_rows(filt: DynamicsFilter, chk: ClipFeasibility, fps: float, D0, D1, k: int
+                  ) -> tuple[sp.csr_matrix, np.ndarray]:
+    """Rows that keep the check's contact detection where it is: the root shift moves the
+    feet, so on every contact frame the area's lowest point must stay below the release height
+    and its horizontal speed (along its current direction) below the release speed; on the
+    first frame of a contact, below the entry thresholds (with 10 % room)."""
+    c = chk.check
+    cm = chk.contacts
+    T = c.in_contact.shape[0]
+    pts = cm.points(filt.skel, chk.states.q)
+    low = np.stack([pts[:, cm.point_area == a, 2].min(axis=1) for a in range(cm.n_areas)], 1)
+    low -= chk.floor
+    mid = np.stack([pts[:, cm.point_area == a].mean(axis=1) for a in range(cm.n_areas)], 1)
+    vel = np.gradient(mid[..., :2], 1.0 / fps, axis=0)  # (T, A, 2) as the detector sees it
+    P = ContactParams()
+    start = c.in_contact & ~np.vstack([np.zeros((1, cm.n_areas), bool), c.in_contact[:-1]])
+    D0r, D1r = D0.tocsr(), D1.tocsr()
+    rows, cols, vals, rhs = [], [], [], []
+    r = 0
+    for t, a in zip(*np.nonzero(c.in_contact), strict=True):
+        h_lim = 0.9 * (P.height if start[t, a] else P.release_height)
+        v_lim = 0.9 * (P.speed if start[t, a] else P.release_speed)
+        # height: low + dz <= h_lim  (dz = the root's vertical shift, mode 2)
+        row = D0r.getrow(t)
+        rows += [r] * row.nnz
+        cols += list(row.indices * k + 2)
+        vals += list(row.data)
+        rhs.append(h_lim - low[t, a])
+        r += 1
+        v = vel[t, a]
+        sp_ = float(np.hypot(*v))
+        if sp_ > 0.5 * v_lim:  # speed: u . (v + dv) <= v_lim, dv = the root's velocity
+            u = v / sp_
+            row = D1r.getrow(t)
+            for j in (0, 1):
+                rows += [r] * row.nnz
+                cols += list(row.indices * k + j)
+                vals += list(row.data * u[j])
+            rhs.append(v_lim - sp_)
+            r += 1
+    M = sp.coo_matrix((vals, (rows, cols)), shape=(r, T * k)).tocsr()
+    return M, np.array(rhs)
 
 
 def _qp_step(filt, chk, q, motion, slides, upper, ops, R, mu_in, dirs, weight, mode_window, rho):
@@ -253,33 +306,43 @@ def _qp_step(filt, chk, q, motion, slides, upper, ops, R, mu_in, dirs, weight, m
         G_frame.append(int(t))
     if not G_frame:
         return q, False
-    nr = np.array([len(g) for g in G_rows])
-    r0 = np.concatenate([[0], np.cumsum(nr)])
-    Rn = int(r0[-1])
-    rhs = np.empty(Rn)
-    blocks_r, blocks_c, blocks_v = [], [], []
+    F = len(G_frame)
+    rmax = max(len(g) for g in G_rows)
+    G = np.zeros((F, rmax, 6))  # padded rows are 0 <= +inf
+    lim = np.full((F, rmax), np.inf)
+    for i, g in enumerate(G_rows):
+        G[i, :len(g)] = g
+        lim[i, :len(g)] = 0.0
+        lim[i, len(g) - 1] = -0.1  # the push row: f_z >= 0.1 m g (rows scaled by the weight)
+    frames = np.array(G_frame)
+    rhs = (lim - np.einsum("fra,fa->fr", G, c.wrench[frames])).ravel()
+    Rn = F * rmax
     frame_of = -np.ones(T, dtype=np.int64)
-    frame_of[G_frame] = np.arange(len(G_frame))
-    for i, t in enumerate(G_frame):
-        W = c.wrench[t]
-        g = G_rows[i]
-        lim = np.zeros(len(g))
-        lim[-1] = -0.1  # f_z >= 0.1 m g (scaled by the weight)
-        rhs[r0[i]:r0[i + 1]] = lim - g @ W
+    frame_of[frames] = np.arange(F)
+    vals, rows, cols = [], [], []
     for d, D in enumerate((D0, D1, D2)):
-        ti, si, dv = D.row, D.col, D.data
-        sel = frame_of[ti] >= 0
-        for t, s_, v in zip(ti[sel], si[sel], dv[sel], strict=True):
-            i = frame_of[t]
-            blk = v * (G_rows[i] @ Bd[d, t])  # (r, k)
-            rr, cc = np.meshgrid(np.arange(r0[i], r0[i + 1]), s_ * k + np.arange(k),
-                                 indexing="ij")
-            blocks_r.append(rr.ravel())
-            blocks_c.append(cc.ravel())
-            blocks_v.append(blk.ravel())
-    GM = sp.coo_matrix((np.concatenate(blocks_v), (np.concatenate(blocks_r),
-                                                   np.concatenate(blocks_c))),
-                       shape=(Rn, T * k)).tocsc()
+        GB = np.einsum("fra,fak->frk", G, Bd[d, frames])  # (F, rmax, k)
+        sel = frame_of[D.row] >= 0
+        fi, si, dv = frame_of[D.row[sel]], D.col[sel], D.data[sel]
+        v = dv[:, None, None] * GB[fi]
+        shape = v.shape
+        vals.append(v.ravel())
+        rows.append((fi[:, None, None] * rmax + np.arange(rmax)[None, :, None]
+                     + np.zeros(shape, np.int64)).ravel())
+        cols.append((si[:, None, None] * k + np.arange(k)[None, None, :]
+                     + np.zeros(shape, np.int64)).ravel())
+    GM = sp.coo_matrix((np.concatenate(vals), (np.concatenate(rows), np.concatenate(cols))),
+                       shape=(Rn, T * k)).tocsr()
+    # Only rows that can become active within this round's step: ZMP within ~10 cm of an
+    # edge (or beyond), friction above half the pyramid, a weak push (value = G W - lim, in
+    # weights, 10 cm for the edges); the rest cannot be reached by a small correction and
+    # would only slow the solver down.
+    keep = np.flatnonzero(np.isfinite(rhs) & (-rhs > -1.0))
+    GM, rhs = GM[keep], rhs[keep]
+    KM, krhs = _contact_rows(filt, chk, motion.fps, D0, D1, k)
+    GM = sp.vstack([GM, KM], format="csc")
+    rhs = np.concatenate([rhs, krhs])
+    Rn = GM.shape[0]
     nx = T * k
     # z = [x, s]: min 1/2 x'Rx + rho/2 s's  s.t.  GM x - s <= rhs,  s >= 0
     P = sp.block_diag([R, rho * sp.identity(Rn)], format="csc")
@@ -288,9 +351,9 @@ def _qp_step(filt, chk, q, motion, slides, upper, ops, R, mu_in, dirs, weight, m
     lo = np.concatenate([np.full(Rn, -np.inf), np.zeros(Rn)])
     hi = np.concatenate([rhs, np.full(Rn, np.inf)])
     prob = osqp.OSQP()
-    prob.setup(P, np.zeros(nx + Rn), A, lo, hi, verbose=False, eps_abs=1e-6, eps_rel=1e-6,
-               max_iter=20000, polish=True)
-    res = prob.solve()
+    prob.setup(P, np.zeros(nx + Rn), A, lo, hi, verbose=False, eps_abs=1e-4, eps_rel=1e-4,
+               max_iter=4000, polishing=True)
+    res = prob.solve(raise_error=False)
     if res.x is None or not np.isfinite(res.x[:nx]).all():
         return q, False
     x = res.x[:nx].reshape(T, k)
