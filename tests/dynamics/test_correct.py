@@ -11,8 +11,8 @@ from conftest import SHARED_BVH
 import animik
 from animik.cli import main
 from animik.dynamics import check_clip, com
-from animik.dynamics.correct import correct_clip, savgol_operator
 from animik.dynamics.clip import clip_states
+from animik.dynamics.correct import correct_clip, savgol_operator
 from animik.dynamics.model import with_model_of
 from animik.dynamics.zmp import FeasibilityError
 from animik.io.bvh_compat import write_bvh_compatible
