@@ -14,8 +14,6 @@ import json
 import sys
 import time
 
-import numpy as np
-
 from ..dynamics.correct import correct_clip
 from ..dynamics.filter import FilterOptions
 from ..io._atomic import atomic_write
@@ -61,6 +59,17 @@ def add_parser(subparsers) -> argparse.ArgumentParser:
     return p
 
 
+def _ranges(frames: list[int]) -> str:
+    out, start = [], None
+    for i, f in enumerate(frames):
+        if start is None:
+            start = f
+        if i + 1 == len(frames) or frames[i + 1] != f + 1:
+            out.append(f"{start}-{f}" if f != start else f"{start}")
+            start = None
+    return ", ".join(out[:12]) + (" ..." if len(out) > 12 else "")
+
+
 def run(args: argparse.Namespace) -> int:
     t0 = time.perf_counter()
     opts = FilterOptions(mu=args.mu).checked()
@@ -72,29 +81,30 @@ def run(args: argparse.Namespace) -> int:
     if args.rig:
         motion = retarget(motion, load_rig(args.rig))
     res = correct_clip(motion, opts)
-    bad = [int(i) for i in (~res.check.feasible).nonzero()[0]]
-    dq = res.motion.q - motion.q
-    root = int(np.flatnonzero(motion.skeleton.parents < 0)[0])
-    rot = motion.skeleton.dof_type == 0
-    rot[list(motion.skeleton.joint_dofs(root))] = False
-    rms = float(np.degrees(np.sqrt(np.mean(dq[:, rot] ** 2)))) if rot.any() else 0.0
-    T = motion.n_frames
+    r = res.report(motion)
+    T = r["frames"]
     print(f"{args.clip}{' -> ' + args.rig if args.rig else ''}: {T} frames; infeasible frames "
-          f"per round {[h[0] for h in res.history]}")
-    print(f"  RMS joint change {rms:.3f} deg, root shift max "
-          f"{100 * np.abs(dq[:, ~rot]).max():.2f} cm; filter {T / res.seconds:,.0f} frames/s, "
-          f"total {time.perf_counter() - t0:.2f} s")
-    if bad:
-        print(f"animik filter: goal not met: {len(bad)} frames still infeasible (first "
-              f"{bad[:10]}); nothing written", file=sys.stderr)
+          f"{r['infeasible_frames_input']} in the input, per round {r['rounds']}")
+    print(f"  RMS joint change {r['rms_joint_change_deg']} deg (max {r['max_joint_change_deg']}), "
+          f"root shift mean {r['root_shift_cm']['mean']} cm, max {r['root_shift_cm']['max']} cm")
+    worst = max(r["effector_drift"].items(), key=lambda kv: kv[1]["max_cm"], default=None)
+    if worst:
+        print(f"  largest effector drift: {worst[0]} {worst[1]['max_cm']} cm")
+    print("  foot skate (cm, input -> output): " + ", ".join(
+        f"{a} {v['input']} -> {v['output']}" for a, v in r["foot_skate_cm"].items()))
+    print(f"  filter {r['filter_frames_per_second']:,.0f} frames/s; total "
+          f"{time.perf_counter() - t0:.2f} s")
+    if r["infeasible_frames"]:
+        bad = r["infeasible_list"]
+        print(f"animik filter: goal not met: {len(bad)} frames still infeasible ({_ranges(bad)}), "
+              f"{r['infeasible_without_contact']} of them without a detected contact (a ballistic "
+              f"body would be needed); nothing written", file=sys.stderr)
         return EXIT_NOT_MET
     try:
         write_bvh_compatible(res.motion, args.output)
         if args.json:
-            atomic_write(args.json, json.dumps({"input": args.clip, "output": args.output,
-                                                "rms_joint_change_deg": rms,
-                                                "history": res.history,
-                                                "seconds": res.seconds}, indent=1))
+            atomic_write(args.json, json.dumps({"input": args.clip, "output": args.output, **r},
+                                               indent=1))
     except OSError as e:
         print(f"animik filter: error: cannot write: {e}", file=sys.stderr)
         return EXIT_OS

@@ -43,12 +43,13 @@ import scipy.sparse as sp
 from scipy.ndimage import uniform_filter1d
 from scipy.signal import savgol_filter
 
+from ..kinematics import forward_kinematics
 from ..motion import Motion
 from ..semantics.contacts import ContactParams
 from . import _support
 from .clip import ClipFeasibility, check_clip
 from .contacts import ContactModel, contact_model_for_clip
-from .filter import DynamicsFilter, FilterOptions
+from .filter import DynamicsFilter, FilterOptions, _area_skate
 from .zmp import FeasibilityError
 
 _ROWS = np.array([0, 1, 3, 4, 5])  # wrench rows the checks use (n_z, the free moment, is free)
@@ -60,7 +61,8 @@ class CorrectionResult:
 
     Attributes:
         motion: the corrected clip. check: :func:`check_clip` of it (as the command re-checks).
-        history: per iteration ``(infeasible frames, active frames)``.
+        history: per round ``(infeasible frames, frames with a contact)``.
+        input_check: :func:`check_clip` of the input.
         seconds: time of the correction (s).
     """
 
@@ -68,6 +70,51 @@ class CorrectionResult:
     check: ClipFeasibility
     history: list[tuple[int, int]]
     seconds: float
+    input_check: ClipFeasibility
+
+    def report(self, inp: Motion) -> dict:
+        """JSON-ready summary: infeasible frames before / after (with the frames that have no
+        detected contact, which no small correction can make ballistic), RMS joint change,
+        root shift, effector drift per site, foot skate per contact area, frames/s."""
+        skel = inp.skeleton
+        out = self.motion
+        root = int(np.flatnonzero(skel.parents < 0)[0])
+        rot = skel.dof_type == 0
+        rot[list(skel.joint_dofs(root))] = False
+        dq = out.q - inp.q
+        fk_in, fk_out = forward_kinematics(skel, inp.q), forward_kinematics(skel, out.q)
+        drift = {}
+        for i, name in enumerate(skel.site_names):
+            d = np.linalg.norm(fk_out.site_positions[:, i] - fk_in.site_positions[:, i], axis=1)
+            drift[name] = {"mean_cm": round(float(d.mean()) * 100, 3),
+                           "max_cm": round(float(d.max()) * 100, 3)}
+        root_d = np.linalg.norm(fk_out.joint_positions[:, root] - fk_in.joint_positions[:, root],
+                                axis=1)
+        cm = self.check.contacts
+        sk_in = _area_skate(skel, inp.q, self.input_check.check.in_contact, cm)
+        sk_out = _area_skate(skel, out.q, self.check.check.in_contact, cm)
+        bad = ~self.check.feasible
+        T = out.n_frames
+        return {
+            "frames": T, "fps": out.fps,
+            "infeasible_frames_input": int((~self.input_check.feasible).sum()),
+            "infeasible_frames": int(bad.sum()),
+            "infeasible_without_contact": int((bad & ~self.check.check.in_contact.any(1)).sum()),
+            "infeasible_list": [int(i) for i in np.flatnonzero(bad)],
+            "rounds": [h[0] for h in self.history],
+            "rms_joint_change_deg": round(float(np.degrees(np.sqrt(np.mean(dq[:, rot] ** 2))))
+                                          if rot.any() else 0.0, 4),
+            "max_joint_change_deg": round(float(np.degrees(np.abs(dq[:, rot]).max()))
+                                          if rot.any() else 0.0, 4),
+            "root_shift_cm": {"mean": round(float(root_d.mean()) * 100, 3),
+                              "max": round(float(root_d.max()) * 100, 3)},
+            "effector_drift": drift,
+            "foot_skate_cm": {a: {"input": round(float(sk_in[i]) * 100, 3),
+                                  "output": round(float(sk_out[i]) * 100, 3)}
+                              for i, a in enumerate(cm.names)},
+            "filter_seconds": round(self.seconds, 4),
+            "filter_frames_per_second": round(T / max(self.seconds, 1e-9), 1),
+        }
 
 
 def savgol_operator(T: int, fps: float, window: float, deriv: int, order: int = 3) -> sp.csr_matrix:
@@ -177,9 +224,11 @@ def correct_clip(motion: Motion, options: FilterOptions | None = None,
     mu_in = opt.friction_safety * opt.mu * np.cos(np.pi / 8)  # octagon inside the cone
     dirs = np.stack([np.cos(np.arange(8) * np.pi / 4), np.sin(np.arange(8) * np.pi / 4)], 1)
     best = (T + 1, q)
+    first: ClipFeasibility | None = None
     for _ in range(iterations + 1):
         chk = check_clip(Motion(skel, q, motion.fps), mu=opt.mu, window=opt.window, contacts=cm)
         bad = ~chk.feasible
+        first = first or chk
         history.append((int(bad.sum()), int(chk.check.in_contact.any(axis=1).sum())))
         if bad.sum() < best[0]:
             best = (int(bad.sum()), q, chk)
@@ -199,7 +248,7 @@ def correct_clip(motion: Motion, options: FilterOptions | None = None,
         q = q2
     _, q, chk = best
     return CorrectionResult(Motion(skel, q, motion.fps, dict(motion.meta)), chk, history,
-                            time.perf_counter() - t0)
+                            time.perf_counter() - t0, first)
 
 
 def _contact_rows(filt: DynamicsFilter, chk: ClipFeasibility, fps: float, D0, D1, k: int
