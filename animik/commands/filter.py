@@ -30,8 +30,8 @@ exit codes:
   2  bad usage
   3  bad input (malformed BVH, NaN, unknown rig, no contact geometry, bad option values)
   4  operating-system error (file not found, cannot write)
-  5  goal not met: some frame of the corrected clip is still infeasible (nothing written,
-     the frames are listed)
+  5  goal not met: some frame of the corrected clip is still infeasible (no clip written;
+     the frames are listed, and --json still writes the report)
 
 examples:
   animik filter walk.bvh -o walk_filtered.bvh
@@ -94,18 +94,20 @@ def run(args: argparse.Namespace) -> int:
         f"{a} {v['input']} -> {v['output']}" for a, v in r["foot_skate_cm"].items()))
     print(f"  filter {r['filter_frames_per_second']:,.0f} frames/s; total "
           f"{time.perf_counter() - t0:.2f} s")
-    if r["infeasible_frames"]:
+    ok = not r["infeasible_frames"]
+    try:
+        if ok:
+            write_bvh_compatible(res.motion, args.output)
+        if args.json:  # the report is written either way: it says why nothing was written
+            atomic_write(args.json, json.dumps({"input": args.clip, "output": args.output,
+                                                "written": ok, **r}, indent=1))
+    except OSError as e:
+        print(f"animik filter: error: cannot write: {e}", file=sys.stderr)
+        return EXIT_OS
+    if not ok:
         bad = r["infeasible_list"]
         print(f"animik filter: goal not met: {len(bad)} frames still infeasible ({_ranges(bad)}), "
               f"{r['infeasible_without_contact']} of them without a detected contact (a ballistic "
               f"body would be needed); nothing written", file=sys.stderr)
         return EXIT_NOT_MET
-    try:
-        write_bvh_compatible(res.motion, args.output)
-        if args.json:
-            atomic_write(args.json, json.dumps({"input": args.clip, "output": args.output, **r},
-                                               indent=1))
-    except OSError as e:
-        print(f"animik filter: error: cannot write: {e}", file=sys.stderr)
-        return EXIT_OS
     return EXIT_OK
