@@ -232,8 +232,8 @@ def correct_clip(motion: Motion, options: FilterOptions | None = None,
         history.append((int(bad.sum()), int(chk.check.in_contact.any(axis=1).sum())))
         if bad.sum() < best[0]:
             best = (int(bad.sum()), q, chk)
-        if not bad.any() or len(history) > iterations:
-            break
+        if not (bad & chk.check.in_contact.any(axis=1)).any() or len(history) > iterations:
+            break  # frames without a detected contact have no rows: nothing more to do
         q2, ok = _qp_step(filt, chk, q, motion, slides, upper, (D0, D1, D2), R, mu_in, dirs,
                           weight, mode_window, rho)
         if not ok:
