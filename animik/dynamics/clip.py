@@ -13,7 +13,6 @@ from __future__ import annotations
 from typing import Any, NamedTuple
 
 import numpy as np
-from scipy.signal import savgol_filter
 
 from ..motion import Motion
 from ..semantics.contacts import detect_contacts, estimate_ground, horizontal_speed
@@ -80,6 +79,10 @@ def clip_states(skel: Skeleton, q: Any, fps: float, method: str = "savgol",
     if n <= order:
         return ClipStates(qu, np.gradient(qu, dt, axis=0),
                           np.gradient(np.gradient(qu, dt, axis=0), dt, axis=0))
+    # Function-level import, measured: scipy.signal pulls in scipy.stats, ~1.7 s of
+    # `python -X importtime`; at module level every `animik` command would pay it at start-up.
+    from scipy.signal import savgol_filter
+
     kw = dict(window_length=n, polyorder=order, axis=0, mode="interp")
     return ClipStates(savgol_filter(qu, deriv=0, **kw), savgol_filter(qu, deriv=1, delta=dt, **kw),
                       savgol_filter(qu, deriv=2, delta=dt, **kw))

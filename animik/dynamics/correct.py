@@ -38,10 +38,7 @@ import time
 from dataclasses import dataclass
 
 import numpy as np
-import osqp
 import scipy.sparse as sp
-from scipy.ndimage import uniform_filter1d
-from scipy.signal import savgol_filter
 
 from ..kinematics import forward_kinematics
 from ..motion import Motion
@@ -124,6 +121,9 @@ def savgol_operator(T: int, fps: float, window: float, deriv: int, order: int = 
     n = min(n, T if T % 2 else T - 1)
     if n <= order:
         raise FeasibilityError(f"the clip is too short ({T} frames) for the filter")
+    # Lazy for the reason given in clip.clip_states (scipy.signal costs ~1.7 s to import).
+    from scipy.signal import savgol_filter
+
     blocks = []
     for s in range(0, T, 512):
         e = min(T, s + 512)
@@ -251,6 +251,17 @@ def correct_clip(motion: Motion, options: FilterOptions | None = None,
                             time.perf_counter() - t0, first)
 
 
+def _moving_average(a: np.ndarray, n: int) -> np.ndarray:
+    """Centred moving average over ``n`` samples along axis 0, edges repeated."""
+    if n <= 1:
+        return a
+    lo, hi = n // 2, n - 1 - n // 2
+    pad = np.concatenate([np.repeat(a[:1], lo, 0), a, np.repeat(a[-1:], hi, 0)])
+    c = np.cumsum(pad, axis=0)
+    c = np.concatenate([np.zeros((1,) + a.shape[1:]), c])
+    return (c[n:] - c[:-n]) / n
+
+
 def _contact_rows(filt: DynamicsFilter, chk: ClipFeasibility, fps: float, D0, D1, k: int
                   ) -> tuple[sp.csr_matrix, np.ndarray]:
     """Rows that keep the check's contact detection where it is: the root shift moves the
@@ -314,8 +325,7 @@ def _qp_step(filt, chk, q, motion, slides, upper, ops, R, mu_in, dirs, weight, m
         E_all[t] = _modes(filt, slides, upper)
     # The modes follow the pose; with IK jitter they jitter too and their own second
     # derivative (E'' x) would dominate the accelerations: smooth them over ``mode_window``.
-    E_all = uniform_filter1d(E_all, max(1, int(round(mode_window * motion.fps))), axis=0,
-                             mode="nearest")
+    E_all = _moving_average(E_all, max(1, int(round(mode_window * motion.fps))))
     Bd = np.zeros((3, T, 6, k))  # d W / d (q, qd, qdd) along the modes
     G_rows: list[np.ndarray] = []  # per contact frame: (r, 6) rows of G W <= 0
     G_frame: list[int] = []
@@ -399,6 +409,10 @@ def _qp_step(filt, chk, q, motion, slides, upper, ops, R, mu_in, dirs, weight, m
                    sp.hstack([sp.csc_matrix((Rn, nx)), sp.identity(Rn)])], format="csc")
     lo = np.concatenate([np.full(Rn, -np.inf), np.zeros(Rn)])
     hi = np.concatenate([rhs, np.full(Rn, np.inf)])
+    # Function-level import, measured: osqp costs ~0.14 s to import, which every `animik`
+    # command would pay at start-up (the CLI registers this command's module).
+    import osqp
+
     prob = osqp.OSQP()
     prob.setup(P, np.zeros(nx + Rn), A, lo, hi, verbose=False, eps_abs=1e-4, eps_rel=1e-4,
                max_iter=4000, polishing=True)
