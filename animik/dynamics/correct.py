@@ -399,8 +399,10 @@ def _qp_step(filt, chk, q, motion, slides, upper, ops, R, mu_in, dirs, weight, m
     keep = np.flatnonzero(np.isfinite(rhs) & (-rhs > -1.0))
     GM, rhs = GM[keep], rhs[keep]
     KM, krhs = _contact_rows(filt, chk, motion.fps, D0, D1, k)
-    GM = sp.vstack([GM, KM], format="csc")
-    rhs = np.concatenate([rhs, krhs])
+    # Losing a contact makes a frame unfixable (no rows in flight): these rows x 100, so their
+    # slacks cost 10^4 x more than the wrench rows' (the penalty is quadratic).
+    GM = sp.vstack([GM, 100.0 * KM], format="csc")
+    rhs = np.concatenate([rhs, 100.0 * krhs])
     Rn = GM.shape[0]
     nx = T * k
     # z = [x, s]: min 1/2 x'Rx + rho/2 s's  s.t.  GM x - s <= rhs,  s >= 0
