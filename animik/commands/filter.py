@@ -43,9 +43,11 @@ def add_parser(subparsers) -> argparse.ArgumentParser:
     """Register ``animik filter``."""
     p = subparsers.add_parser(
         "filter", help="make a clip physically feasible (seed D dynamics filter, method A)",
-        description="Seed D's dynamics filter over a BVH clip: joint targets from the input, "
-                    "feet pinned in contact, invalid floor wrenches corrected (push, ZMP in the "
-                    "support polygon, friction) and the accelerations re-solved.",
+        description="Seed D's dynamics filter (method A over the whole clip): every frame's floor "
+                    "wrench checked as `animik feasibility` checks it (push, ZMP in the support "
+                    "polygon, friction) and one sparse QP on the root translation and a trunk lean "
+                    "makes the invalid ones valid, repeated until the re-check passes. Writes the "
+                    "clip only if every frame passes.",
         epilog=_EPILOG, formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("clip", metavar="IN.bvh")
     p.add_argument("-o", "--output", required=True, metavar="OUT.bvh")

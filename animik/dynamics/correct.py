@@ -202,13 +202,16 @@ def correct_clip(motion: Motion, options: FilterOptions | None = None,
         raise FeasibilityError(f"the filter needs a free root with 3 slides; {skel.name!r}'s root "
                                f"{skel.joint_names[root]!r} has {len(slides)}")
     # The lean moves the trunk: DoFs of joints that are not the root, carry no contact point
-    # below them, and carry at least a quarter of the body's mass (lumbar and thoracic joints;
-    # not the arms, neck or fingers, which would swing to move the centre of mass).
+    # below them, and carry at least half the mass of the heaviest such subtree (lumbar and
+    # thoracic joints; not the arms, neck or fingers, which would swing to move the COM).
     anc = skel.joint_ancestor_mask  # (J, J): [j, a] a is j or an ancestor of j
     carries = anc[np.unique(cm.point_joint)].any(axis=0)
     below = anc.T.astype(float) @ np.asarray(skel.masses)  # mass of each joint's subtree
-    trunk = ~carries & (below >= 0.25 * skel.total_mass)
-    trunk[root] = False
+    free = ~carries
+    free[root] = False
+    # half the heaviest such subtree: the trunk, whatever the mass model (CMU's bone-estimated
+    # masses leave its spine 22 % of the body; body95's lumbar joint carries the whole torso)
+    trunk = free & (below >= 0.5 * (below[free].max() if free.any() else np.inf))
     upper = np.flatnonzero(trunk[skel.dof_joint] & (skel.dof_type == 0)).astype(np.int64)
     filt = DynamicsFilter(skel, opt, 0.0, contacts=cm)
     T, n = motion.q.shape
