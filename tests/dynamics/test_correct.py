@@ -78,6 +78,12 @@ def test_filter_command_output_of_shared_clip_passes_feasibility(tmp_path, capsy
     assert main(["filter", str(src), "-o", str(out), "--json", str(tmp_path / "r.json")]) == 0
     assert "RMS joint change" in capsys.readouterr().out
     assert main(["feasibility", str(out), "--every", "0"]) == 0  # re-read, re-derived
+    # Retargeted onto body95 (63 of the 120 frames infeasible there): the written body95 clip
+    # passes with body95's masses and soles.
+    out95 = tmp_path / "walk_b95.bvh"
+    assert main(["feasibility", str(src), "--every", "0", "--rig", "body95"]) == 5
+    assert main(["filter", str(src), "-o", str(out95), "--rig", "body95"]) == 0
+    assert main(["feasibility", str(out95), "--every", "0", "--model", "body95"]) == 0
 
 
 def test_filter_command_writes_nothing_it_cannot_make_feasible(tmp_path, capsys):
