@@ -1,35 +1,36 @@
-"""Seed D method A over a whole clip: every frame's nearest valid wrench, reached by one
-least-squares correction of the clip, iterated against the independent clip check.
+"""Seed D method A over a whole clip: seed D's three checks on every frame's wrench, made to
+hold by a sequential sparse QP on a small correction of the clip, iterated against the
+independent clip check (docs/dynamics.md section 5).
 
 The per-frame filter (:mod:`animik.dynamics.filter`) integrates corrected accelerations and
-diverges on real mocap (docs/dynamics.md: the correction feeds back into the joint tracking;
-method A has no look-ahead). Here the same steps act on the clip as a whole:
+diverges on real mocap (the correction feeds back into the joint tracking; method A has no
+look-ahead). Here the same steps act on the clip as a whole:
 
 (a) the kinematic reference is the input clip itself (no tracking loop, nothing to diverge);
 (b) the wrench of every frame ``W_t = A_w(q_t) qdd_t + b_t`` is evaluated exactly as
     ``animik feasibility`` evaluates the written clip: Savitzky-Golay derivatives of the poses,
     contacts detected on the poses, the floor estimated from them (:func:`check_clip`);
-(c) seed D's three checks;
-(e) for invalid frames the nearest valid wrench ``W^_t`` (:meth:`DynamicsFilter.nearest_valid`,
-    polygon shrunk by ``margin``) and a correction ``dq_t = E_t x_t`` of a few modes per frame
-    -- the root's three translations and two upper-body "lean" modes that move the centre of
-    mass horizontally by 1 m per unit without moving the feet (mass-weighted least-norm over
-    the DoFs of joints that carry no contact area) -- solved for all frames at once::
+(c) seed D's three checks as linear inequalities on ``W`` for every frame with a contact:
+    each support-polygon edge shrunk by ``margin`` (``a . p <= c`` multiplied by ``F_z > 0``:
+    ``a_x (h F_x - N_y) + a_y (N_x + h F_y) <= c F_z``), an octagonal friction pyramid inside
+    ``friction_safety * mu``, ``F_z >= 0.1 m g``;
+(e) a correction ``dq_t = E_t x_t`` of five modes per frame -- the root's three translations
+    and two trunk "lean" modes that move the centre of mass horizontally by 1 m per unit
+    without moving the feet -- with ``W`` linearised along them (``A_w E`` for the
+    accelerations, finite differences of the wrench pass for the velocities and poses) and the
+    accelerations the check will see written ``D2 x`` with ``D2`` the check's own
+    Savitzky-Golay operator (:func:`savgol_operator`), so the model of the re-derived
+    accelerations is exact. One OSQP problem over all frames::
 
-        min_x  sum_t |S (A_w,t E_t qdd(x)_t + G_t E_t x_t - (W^_t - W_t))|^2
-               + w_pos |x|^2 + w_vel |xdot|^2
+        min  1/2 x'(w_pos I + w_vel D1'D1) x + rho/2 |s|^2
+        s.t. G (W + dW/dx x) <= s,  s >= 0        (slacks: always solvable)
 
-    with ``qdd(x) = D2 x`` the Savitzky-Golay second-derivative operator of the check itself
-    (so the linear model of the re-derived accelerations is exact), ``G_t`` the change of the
-    gravity moment with the centre of mass (``m J_c dq x (-g)``, lean modes only: a horizontal
-    root shift moves the support polygon with the ZMP) and ``S`` scaling forces by the body
-    weight and moments by weight x 10 cm. Rows are kept for every frame that has ever been
-    invalid (an active set), the clip is updated, checked again, and the loop repeats.
+    plus rows that keep the check's contact detection where it is (the root shift moves the
+    feet). The clip is updated, checked again, and the QP repeated; the best round is kept.
 (f) nothing to integrate: the output poses are the input poses plus the correction.
 
-A horizontal root translation changes the ZMP relative to the feet through its acceleration
-only (``-z_c/g`` per m/s^2): millimetres of root motion cancel the acceleration noise of IK or
-mocap. A static imbalance (the centre of mass beside the feet for a long time) needs the lean.
+Frames without any detected contact get no rows: the check then wants a ballistic body, which
+no small correction gives; they are reported.
 """
 
 from __future__ import annotations
@@ -48,8 +49,6 @@ from .clip import ClipFeasibility, check_clip
 from .contacts import ContactModel, contact_model_for_clip
 from .filter import DynamicsFilter, FilterOptions, _area_skate
 from .zmp import FeasibilityError
-
-_ROWS = np.array([0, 1, 3, 4, 5])  # wrench rows the checks use (n_z, the free moment, is free)
 
 
 @dataclass
@@ -135,21 +134,6 @@ def savgol_operator(T: int, fps: float, window: float, deriv: int, order: int = 
     D.data[np.abs(D.data) < 1e-12 * np.abs(D.data).max()] = 0.0
     D.eliminate_zeros()
     return D
-
-
-def _residual(filt: DynamicsFilter, chk: ClipFeasibility, scale: np.ndarray) -> float:
-    """The least-squares objective the correction lowers: ``sum |S (W^ - W)|^2`` over the
-    frames with a contact (``W^`` the nearest valid wrench, polygon shrunk by the margin)."""
-    c = chk.check
-    filt.floor = chk.floor
-    total = 0.0
-    for t in np.flatnonzero(c.in_contact.any(axis=1)):
-        W = c.wrench[t]
-        filt.terms(chk.states.q[t], chk.states.qd[t])
-        W2, changed, _ = filt.nearest_valid(W, filt.polygon(c.in_contact[t]))
-        if changed:
-            total += float(np.sum((scale * (W2 - W))[_ROWS] ** 2))
-    return total
 
 
 def _modes(filt: DynamicsFilter, root_slides: np.ndarray, upper: np.ndarray) -> np.ndarray:
