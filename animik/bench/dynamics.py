@@ -9,7 +9,9 @@ Rows:
 2. Mass matrix (CRBA) of one frame against pinocchio ``crba``.
 3. The feasibility check of a whole clip, batched (frames/s; the clip is random smooth
    motion of the rig, so no file or retargeting is timed).
-4. ``animik feasibility`` as a user runs it: a subprocess on a shared mocap clip retargeted
+4. Seed D's filter (method A over the clip, :func:`animik.dynamics.correct.correct_clip`) on
+   the raw clip: frames/s of the whole correction (all QP rounds and checks).
+5. ``animik feasibility`` as a user runs it: a subprocess on a shared mocap clip retargeted
    onto the rig (wall time incl. interpreter start-up, imports, reading, retargeting, I/O).
 
 Benchmarks print tables; they never fail on speed.
@@ -27,6 +29,18 @@ import time
 from pathlib import Path
 
 import numpy as np
+
+from .._table import format_table
+from ..dynamics import _kernels as K
+from ..dynamics.clip import check_clip
+from ..dynamics.correct import correct_clip
+from ..dynamics.inverse import inverse_dynamics, mass_matrix, model_args
+from ..io.bvh import read_bvh
+from ..io.mjcf import write_mjcf
+from ..io.urdf import write_urdf
+from ..motion import Motion
+from ..rigs import load_rig
+from .kinematics import _random_poses, _time_per_call, _to_pinocchio_q
 
 DEFAULT_CLIP = Path(__file__).resolve().parents[2].parent / "shared" / "data" / "bvh" / "cmu" / "02_01.bvh"
 
@@ -50,12 +64,6 @@ def add_parser(subparsers) -> argparse.ArgumentParser:
 def run(rig: str = "body95", frames: int = 20_000, peers: bool = True, clip: str | None = None,
         seed: int = 0) -> list[tuple]:
     """Run the benchmark; rows ``(implementation, task, value, unit, note)``."""
-    from ..dynamics import _kernels as K
-    from ..dynamics.clip import check_clip
-    from ..dynamics.inverse import inverse_dynamics, mass_matrix, model_args
-    from ..motion import Motion
-    from ..rigs import load_rig
-    from .kinematics import _random_poses, _time_per_call, _to_pinocchio_q
 
     skel = load_rig(rig)
     rng = np.random.default_rng(seed)
@@ -97,17 +105,29 @@ def run(rig: str = "body95", frames: int = 20_000, peers: bool = True, clip: str
     if rig == "body95":
         rows += _interactive_rows()
     if clip:
+        rows += _filter_rows(clip)
         rows += _command_rows(clip, rig)
     return rows
+
+
+def _filter_rows(clip: str) -> list[tuple]:
+    """Seed D method A over a whole clip (the filter of ``animik filter``) on the raw clip."""
+    if not Path(clip).is_file():
+        return [("animik correct_clip()", "filter", float("nan"), "frames/s", f"no clip {clip}")]
+    motion = read_bvh(clip)
+    res = correct_clip(motion)
+    r = res.report(motion)
+    return [("animik correct_clip()", f"filter {Path(clip).name} ({motion.n_frames} frames)",
+             r["filter_frames_per_second"], "frames/s",
+             f"{len(r['rounds'])} checks, infeasible {r['infeasible_frames_input']} -> "
+             f"{r['infeasible_frames']}")]
 
 
 def _peer_rows(skel, q, qd, qdd, task, time_per_call, to_pin) -> list[tuple]:
     rows: list[tuple] = []
     with tempfile.TemporaryDirectory() as tmp:
         try:
-            import pinocchio as pin
-
-            from ..io.urdf import write_urdf
+            import pinocchio as pin  # optional dependency: the row says when it is missing
 
             path = os.path.join(tmp, "rig.urdf")
             write_urdf(skel, path)
@@ -125,9 +145,7 @@ def _peer_rows(skel, q, qd, qdd, task, time_per_call, to_pin) -> list[tuple]:
         except ImportError:
             rows.append(("pinocchio", task, float("nan"), "us", "not installed: pip install pin"))
         try:
-            import mujoco
-
-            from ..io.mjcf import write_mjcf
+            import mujoco  # optional dependency
 
             path = os.path.join(tmp, "rig.xml")
             write_mjcf(skel, path)
@@ -232,8 +250,6 @@ def _command_rows(clip: str, rig: str) -> list[tuple]:
 
 
 def run_cli(args: argparse.Namespace) -> int:
-    from .._table import format_table
-
     if args.frames < 10:
         print("animik bench dynamics: error: --frames must be >= 10", file=sys.stderr)
         return 2

@@ -10,6 +10,7 @@ import argparse
 import json
 from dataclasses import replace
 
+from .. import _cli_args as _args
 from .._table import format_table
 from ..balance.experiments import EXPERIMENTS, PLANTS, run_experiment
 from ..balance.full_body import METHODS
@@ -49,7 +50,7 @@ def add_parser(subparsers) -> argparse.ArgumentParser:
     e = sub.add_parser("experiment", help="run experiment 1, 2, 3 or 4",
                        description="Run one of seed E's four experiments; print its figures.",
                        epilog=_EPILOG, formatter_class=argparse.RawDescriptionHelpFormatter)
-    e.add_argument("number", type=int, help="1, 2, 3 or 4")
+    e.add_argument("number", type=int, choices=(1, 2, 3, 4), help="1, 2, 3 or 4")
     e.add_argument("--json", default=None, metavar="OUT", help="write the figures as JSON")
     e.add_argument("--plot", default=None, metavar="OUT.png",
                    help="write a plot: paths, CoP-to-base distance and zeta over time")
@@ -58,11 +59,14 @@ def add_parser(subparsers) -> argparse.ArgumentParser:
                    help="QP solver: daqp, quadprog, proxqp, osqp (default: the first installed)")
     for i, what in enumerate(("base velocity tracking", "base position tracking", "robustness",
                               "jerk", "numerical stability"), start=1):
-        e.add_argument(f"--alpha{i}", type=float, default=None,
+        e.add_argument(f"--alpha{i}", type=_args.number(0.0, 1e12, "a weight (>= 0)"), default=None,
                        help=f"override the experiment's weight of O{i} ({what})")
-    e.add_argument("--period", type=float, default=None, help="T in s (default 0.1)")
-    e.add_argument("--steps", type=int, default=None, help="N, horizon samples (default 20)")
-    e.add_argument("--speed", type=float, default=None, help="reference speed, m/s")
+    e.add_argument("--period", type=_args.number(0.0, 10.0, "a period in seconds", lo_open=True),
+                   default=None, help="T in s (default 0.1)")
+    e.add_argument("--steps", type=_args.integer(1, 1000, "a horizon length"), default=None,
+                   help="N, horizon samples (default 20)")
+    e.add_argument("--speed", type=_args.number(0.0, 10.0, "a speed in m/s"), default=None,
+                   help="reference speed, m/s")
     e.add_argument("--plant", choices=PLANTS, default="two-mass",
                    help="what plays the robot: the two-mass model (default) or the full rig "
                         "posed from it, its CoP from full-body inverse dynamics")

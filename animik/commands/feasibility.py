@@ -15,6 +15,18 @@ import sys
 import time
 from pathlib import Path
 
+from .. import _cli_args as _args
+from .._table import format_table
+from ..dynamics.clip import DEFAULT_WINDOW, check_clip
+from ..dynamics.model import with_model_of
+from ..dynamics.report import plot_png, summary, table_rows, to_dict
+from ..dynamics.zmp import check_mu
+from ..io._atomic import atomic_write
+from ..io.bvh import read_bvh
+from ..motion import Motion
+from ..retarget import retarget
+from ..rigs import load_rig
+
 EXIT_OK, EXIT_USAGE, EXIT_DATA, EXIT_OS, EXIT_NOT_MET = 0, 2, 3, 4, 5
 
 _EPILOG = """\
@@ -29,6 +41,7 @@ examples:
   animik feasibility walk.bvh
   animik feasibility walk.bvh --rig body95 --json walk.json --plot walk.png
   animik feasibility walk.bvh --mu 0.5 --every 1
+  animik feasibility walk_body95_filtered.bvh --model body95
 """
 
 
@@ -43,46 +56,49 @@ def add_parser(subparsers) -> argparse.ArgumentParser:
     p.add_argument("clip", metavar="CLIP.bvh")
     p.add_argument("--rig", default=None,
                    help="retarget onto this rig first (built-in name or rig .toml)")
-    p.add_argument("--mu", type=float, default=0.7, help="friction coefficient (default 0.7)")
+    p.add_argument("--model", default=None, metavar="RIG",
+                   help="the clip is RIG's motion written to BVH (by animik retarget or filter): "
+                        "check it with RIG's masses and soles (BVH stores none)")
+    p.add_argument("--mu", type=_args.number(0.0, 10.0, "a friction coefficient", lo_open=True),
+                   default=0.7, help="friction coefficient (default 0.7)")
     p.add_argument("--json", default=None, metavar="OUT.json", help="write the full report")
     p.add_argument("--plot", default=None, metavar="OUT.png",
                    help="write the plots (ZMP path over support polygons, margin, torques)")
-    p.add_argument("--every", type=int, default=None, metavar="N",
+    p.add_argument("--every", type=_args.integer(0, 10**7, "a row step"), default=None, metavar="N",
                    help="print every N-th frame (default: about 30 rows); 0 prints no table")
-    p.add_argument("--window", type=float, default=None, metavar="S",
+    p.add_argument("--window", type=_args.number(0.0, 10.0, "a window in seconds", lo_open=True),
+                   default=None, metavar="S",
                    help="Savitzky-Golay window for velocities/accelerations (default 0.1 s)")
-    p.add_argument("--floor", type=float, default=None, metavar="Z",
+    p.add_argument("--floor", type=_args.number(-1e3, 1e3, "a height in metres"), default=None,
+                   metavar="Z",
                    help="floor height in metres (default: estimated from the feet)")
     p.set_defaults(func=run)
     return p
 
 
 def run(args: argparse.Namespace) -> int:
-    from .._table import format_table
-    from ..dynamics.clip import DEFAULT_WINDOW, check_clip
-    from ..dynamics.report import plot_png, summary, table_rows, to_dict
-    from ..dynamics.zmp import check_mu
-    from ..io._atomic import atomic_write
-    from ..io.bvh import read_bvh
-
     t0 = time.perf_counter()
     if args.every is not None and args.every < 0:
         print("animik feasibility: error: --every must be >= 0", file=sys.stderr)
         return EXIT_USAGE
     check_mu(args.mu)  # fail before reading / retargeting
+    if args.rig and args.model:
+        print("animik feasibility: error: --rig and --model exclude each other", file=sys.stderr)
+        return EXIT_USAGE
     motion = read_bvh(args.clip)
     if args.rig:
-        from ..retarget import retarget
-        from ..rigs import load_rig
-
         motion = retarget(motion, load_rig(args.rig))
+    elif args.model:
+        motion = Motion(with_model_of(motion.skeleton, load_rig(args.model)), motion.q,
+                        motion.fps, dict(motion.meta))
     t1 = time.perf_counter()
     res = check_clip(motion, mu=args.mu, floor=args.floor,
                      window=DEFAULT_WINDOW if args.window is None else args.window)
     t2 = time.perf_counter()
     T = len(res.feasible)
     every = args.every if args.every is not None else max(1, T // 30)
-    name = Path(args.clip).name + (f" -> {args.rig}" if args.rig else "")
+    name = Path(args.clip).name + (f" -> {args.rig}" if args.rig else "") + (
+        f" (model {args.model})" if args.model else "")
     if every:
         headers, rows = table_rows(res, motion, every)
         print(format_table(headers, rows, title=f"animik feasibility: {name} (every {every}. frame)"))

@@ -1,10 +1,10 @@
 """``animik filter``: seed D's dynamics filter (method A) over a whole clip.
 
-The input poses are the joint targets, feet in contact are pinned where they land, the
-centre of mass follows the input's through a capture-point (DCM) reference, and every frame's
-floor wrench is checked and, when invalid, replaced by the nearest valid one with the
-accelerations re-solved (docs/dynamics.md). The output is written atomically and only when
-the filter finished; the report gives the RMS joint change, effector drift and foot skate.
+Method A over the clip (:mod:`animik.dynamics.correct`): every frame's floor wrench is
+evaluated as ``animik feasibility`` evaluates the written clip, invalid ones are replaced by
+the nearest valid wrench and one least-squares correction of the root translation and an
+upper-body lean reaches them, iterated against the independent check. The output is written
+atomically and only when every frame passes; otherwise nothing is written (exit 5).
 """
 
 from __future__ import annotations
@@ -14,6 +14,15 @@ import json
 import sys
 import time
 
+from .. import _cli_args as _args
+from ..dynamics.correct import correct_clip
+from ..dynamics.filter import FilterOptions
+from ..io._atomic import atomic_write
+from ..io.bvh import read_bvh
+from ..io.bvh_compat import write_bvh_compatible
+from ..retarget import retarget
+from ..rigs import load_rig
+
 EXIT_OK, EXIT_USAGE, EXIT_DATA, EXIT_OS, EXIT_NOT_MET = 0, 2, 3, 4, 5
 
 _EPILOG = """\
@@ -22,8 +31,8 @@ exit codes:
   2  bad usage
   3  bad input (malformed BVH, NaN, unknown rig, no contact geometry, bad option values)
   4  operating-system error (file not found, cannot write)
-  5  goal not met: the filter diverged (nothing written) or some output frame is still
-     infeasible (the complete clip is written, the frames are listed)
+  5  goal not met: some frame of the corrected clip is still infeasible (no clip written;
+     the frames are listed, and --json still writes the report)
 
 examples:
   animik filter walk.bvh -o walk_filtered.bvh
@@ -35,64 +44,74 @@ def add_parser(subparsers) -> argparse.ArgumentParser:
     """Register ``animik filter``."""
     p = subparsers.add_parser(
         "filter", help="make a clip physically feasible (seed D dynamics filter, method A)",
-        description="Seed D's dynamics filter over a BVH clip: joint targets from the input, "
-                    "feet pinned in contact, invalid floor wrenches corrected (push, ZMP in the "
-                    "support polygon, friction) and the accelerations re-solved.",
+        description="Seed D's dynamics filter (method A over the whole clip): every frame's floor "
+                    "wrench checked as `animik feasibility` checks it (push, ZMP in the support "
+                    "polygon, friction) and one sparse QP on the root translation and a trunk lean "
+                    "makes the invalid ones valid, repeated until the re-check passes. Writes the "
+                    "clip only if every frame passes.",
         epilog=_EPILOG, formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("clip", metavar="IN.bvh")
     p.add_argument("-o", "--output", required=True, metavar="OUT.bvh")
     p.add_argument("--method", default="A", choices=("A", "B"),
-                   help="A: check and correct (implemented); B: operational-space inverse "
-                        "inertia (not implemented: exits 3)")
+                   help="A: check and correct, over the whole clip (animik.dynamics.correct); "
+                        "B: operational-space inverse inertia (not implemented: exits 3)")
     p.add_argument("--rig", default=None, help="retarget onto this rig first")
-    p.add_argument("--mu", type=float, default=0.7, help="friction coefficient (default 0.7)")
+    p.add_argument("--mu", type=_args.number(0.0, 10.0, "a friction coefficient", lo_open=True),
+                   default=0.7, help="friction coefficient (default 0.7)")
     p.add_argument("--json", default=None, metavar="OUT.json", help="write the report")
     p.set_defaults(func=run)
     return p
 
 
-def run(args: argparse.Namespace) -> int:
-    from ..dynamics.filter import FilterDivergedError, FilterOptions, filter_clip
-    from ..io._atomic import atomic_write
-    from ..io.bvh import read_bvh
-    from ..io.bvh_compat import write_bvh_compatible
+def _ranges(frames: list[int]) -> str:
+    out, start = [], None
+    for i, f in enumerate(frames):
+        if start is None:
+            start = f
+        if i + 1 == len(frames) or frames[i + 1] != f + 1:
+            out.append(f"{start}-{f}" if f != start else f"{start}")
+            start = None
+    return ", ".join(out[:12]) + (" ..." if len(out) > 12 else "")
 
+
+def run(args: argparse.Namespace) -> int:
     t0 = time.perf_counter()
-    opts = FilterOptions(method=args.method, mu=args.mu).checked()
+    opts = FilterOptions(mu=args.mu).checked()
+    if args.method == "B":
+        print("animik filter: error: --method B (seed D's operational-space inverse inertia) is "
+              "not implemented; use --method A", file=sys.stderr)
+        return EXIT_DATA
     motion = read_bvh(args.clip)
     if args.rig:
-        from ..retarget import retarget
-        from ..rigs import load_rig
-
         motion = retarget(motion, load_rig(args.rig))
-    try:
-        res = filter_clip(motion, opts)
-    except FilterDivergedError as e:
-        print(f"animik filter: goal not met: {e}; nothing written", file=sys.stderr)
-        return EXIT_NOT_MET
-    r = res.report
-    bad = [int(i) for i in (~res.check.feasible).nonzero()[0]]
-    try:
-        write_bvh_compatible(res.motion, args.output)
-        if args.json:
-            atomic_write(args.json, json.dumps({"input": args.clip, "output": args.output,
-                                                "infeasible_frames": bad, **r}, indent=1))
-    except OSError as e:
-        print(f"animik filter: error: cannot write: {e}", file=sys.stderr)
-        return EXIT_OS
-    print(f"{args.clip} -> {args.output}: {r['frames']} frames, {r['corrected_frames']} corrected")
-    print(f"  feasible frames {r['feasible_frames']} / {r['frames']} (output re-checked), "
-          f"{r['feasible_frames_exact']} with the integrator's own accelerations")
+    res = correct_clip(motion, opts)
+    r = res.report(motion)
+    T = r["frames"]
+    print(f"{args.clip}{' -> ' + args.rig if args.rig else ''}: {T} frames; infeasible frames "
+          f"{r['infeasible_frames_input']} in the input, per round {r['rounds']}")
     print(f"  RMS joint change {r['rms_joint_change_deg']} deg (max {r['max_joint_change_deg']}), "
-          f"root drift mean {r['root_drift_cm']['mean']} cm, max {r['root_drift_cm']['max']} cm")
+          f"root shift mean {r['root_shift_cm']['mean']} cm, max {r['root_shift_cm']['max']} cm")
     worst = max(r["effector_drift"].items(), key=lambda kv: kv[1]["max_cm"], default=None)
     if worst:
         print(f"  largest effector drift: {worst[0]} {worst[1]['max_cm']} cm")
     print("  foot skate (cm, input -> output): " + ", ".join(
         f"{a} {v['input']} -> {v['output']}" for a, v in r["foot_skate_cm"].items()))
-    print(f"  filter {r['filter_frames_per_second']:,.0f} frames/s; total {time.perf_counter() - t0:.2f} s")
-    if bad:
-        print(f"animik filter: goal not met: {len(bad)} frames still infeasible "
-              f"(first {bad[:10]})", file=sys.stderr)
+    print(f"  filter {r['filter_frames_per_second']:,.0f} frames/s; total "
+          f"{time.perf_counter() - t0:.2f} s")
+    ok = not r["infeasible_frames"]
+    try:
+        if ok:
+            write_bvh_compatible(res.motion, args.output)
+        if args.json:  # the report is written either way: it says why nothing was written
+            atomic_write(args.json, json.dumps({"input": args.clip, "output": args.output,
+                                                "written": ok, **r}, indent=1))
+    except OSError as e:
+        print(f"animik filter: error: cannot write: {e}", file=sys.stderr)
+        return EXIT_OS
+    if not ok:
+        bad = r["infeasible_list"]
+        print(f"animik filter: goal not met: {len(bad)} frames still infeasible ({_ranges(bad)}), "
+              f"{r['infeasible_without_contact']} of them without a detected contact (a ballistic "
+              f"body would be needed); nothing written", file=sys.stderr)
         return EXIT_NOT_MET
     return EXIT_OK

@@ -15,6 +15,7 @@ from typing import Any, NamedTuple
 import numpy as np
 
 from ..motion import Motion
+from ..semantics.contacts import detect_contacts, estimate_ground, horizontal_speed
 from ..skeleton import Skeleton
 from .contacts import ContactModel, contact_model_for_clip
 from .inverse import GRAVITY, momentum, rnea
@@ -67,13 +68,15 @@ def clip_states(skel: Skeleton, q: Any, fps: float, method: str = "savgol",
         raise FeasibilityError(f"method must be 'savgol' or 'central', got {method!r}")
     if not (np.isfinite(window) and window > 0):
         raise FeasibilityError(f"window must be a positive number of seconds, got {window!r}")
-    from scipy.signal import savgol_filter
-
     n = max(int(round(window * fps)) | 1, order + 2 | 1)
     n = min(n, T if T % 2 else T - 1)
     if n <= order:
         return ClipStates(qu, np.gradient(qu, dt, axis=0),
                           np.gradient(np.gradient(qu, dt, axis=0), dt, axis=0))
+    # Function-level import, measured: scipy.signal pulls in scipy.stats, ~1.7 s of
+    # `python -X importtime`; at module level every `animik` command would pay it at start-up.
+    from scipy.signal import savgol_filter
+
     kw = dict(window_length=n, polyorder=order, axis=0, mode="interp")
     return ClipStates(savgol_filter(qu, deriv=0, **kw), savgol_filter(qu, deriv=1, delta=dt, **kw),
                       savgol_filter(qu, deriv=2, delta=dt, **kw))
@@ -89,8 +92,6 @@ def detect_clip_contacts(skel: Skeleton, q: np.ndarray, fps: float,
     hysteresis and minimum durations) turns them into flags. ``floor=None`` estimates a level
     floor from the clip (:func:`animik.semantics.contacts.estimate_ground`).
     """
-    from ..semantics.contacts import detect_contacts, estimate_ground, horizontal_speed
-
     cm = contacts or contact_model_for_clip(skel, q)
     pts = cm.points(skel, q)  # (T, P, 3)
     A = cm.n_areas

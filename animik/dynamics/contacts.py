@@ -29,6 +29,7 @@ import numpy as np
 from ..cache import cached
 from ..errors import AnimikError, UnknownNameError, names_hint
 from ..kinematics import forward_kinematics
+from ..semantics.roles import character_forward, classify_joints  # roles: names, topology
 from ..skeleton import Skeleton
 
 
@@ -123,6 +124,11 @@ def _vec(v: Any, what: str, n: int = 3) -> np.ndarray:
     return a
 
 
+#: Where :func:`contact_model` keeps a skeleton's model (:mod:`animik.cache`); a skeleton whose
+#: contacts come from elsewhere (a rig's soles carried onto its BVH) is given its model there.
+CONTACT_MODEL_KEY = "dynamics.contact_model"
+
+
 def contact_model(skel: Skeleton) -> ContactModel:
     """The contact geometry of a skeleton (rig metadata, else derived from its feet).
 
@@ -132,7 +138,7 @@ def contact_model(skel: Skeleton) -> ContactModel:
         ContactGeometryError: malformed metadata, or no metadata and no feet to derive soles
             from (the message says which rig-file keys to add).
     """
-    return cached(skel, "dynamics.contact_model", lambda: _build_contact_model(skel))
+    return cached(skel, CONTACT_MODEL_KEY, lambda: _build_contact_model(skel))
 
 
 def _build_contact_model(skel: Skeleton) -> ContactModel:
@@ -242,8 +248,6 @@ def contact_model_for_clip(skel: Skeleton, q: np.ndarray) -> ContactModel:
 
 def _foot_joints(skel: Skeleton) -> list[int]:
     """Joint indices of the feet (retargeting roles ``l_foot`` / ``r_foot``)."""
-    from ..semantics.roles import classify_joints
-
     try:
         roles = classify_joints(skel).roles
     except AnimikError:
@@ -296,8 +300,6 @@ def derive_soles(skel: Skeleton, width_ratio: float = 0.38, heel_ratio: float = 
     Raises:
         ContactGeometryError: no foot joints found.
     """
-    from ..semantics.roles import character_forward, classify_joints  # roles: names, topology
-
     try:
         roles = classify_joints(skel).roles
     except AnimikError:

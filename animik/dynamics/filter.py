@@ -35,6 +35,7 @@ import numpy as np
 import scipy.linalg as sla
 
 from ..errors import AnimikError
+from ..kinematics import forward_kinematics
 from ..motion import Motion
 from ..skeleton import Skeleton
 from . import _kernels as K
@@ -42,7 +43,7 @@ from . import _support
 from .clip import DEFAULT_WINDOW, ClipFeasibility, check_clip, clip_states, detect_clip_contacts
 from .contacts import ContactModel, contact_model, contact_model_for_clip
 from .inverse import GRAVITY, model_args, momentum, rnea
-from .zmp import FeasibilityError, check_mu
+from .zmp import FeasibilityError, check_contacts, check_mu
 
 
 class FilterDivergedError(AnimikError, ArithmeticError):
@@ -551,8 +552,6 @@ def filter_clip(motion: Motion, options: FilterOptions = FilterOptions(),
     check = check_clip(result, mu=opt.mu, in_contact=flags, floor=floor, window=opt.window,
                        contacts=cm)
     # The integrator's own states (exact accelerations of each step).
-    from .zmp import check_contacts
-
     exact = check_contacts(skel, out, qd_out, qdd_out, flags, mu=opt.mu, floor=floor,
                            contacts=cm).feasible
     t3 = time.perf_counter()
@@ -564,8 +563,6 @@ def filter_clip(motion: Motion, options: FilterOptions = FilterOptions(),
 def _report(inp: Motion, out: Motion, ref_q: np.ndarray, flags: np.ndarray,
             check: ClipFeasibility, exact: np.ndarray, corrected: np.ndarray,
             times: dict) -> dict:
-    from ..kinematics import forward_kinematics
-
     skel = inp.skeleton
     T = out.n_frames
     root = int(np.flatnonzero(skel.parents < 0)[0])

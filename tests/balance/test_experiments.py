@@ -76,8 +76,9 @@ def test_cli_full_body_plant(tmp_path, capsys):
 
 
 def test_cli_bad_experiment_and_rig(capsys):
-    assert main(["balance", "experiment", "5"]) == 3
-    assert "experiment must be one of" in capsys.readouterr().err
+    with pytest.raises(SystemExit) as e:  # a bad option value is bad usage (exit 2)
+        main(["balance", "experiment", "5"])
+    assert e.value.code == 2 and "invalid choice" in capsys.readouterr().err
     assert main(["balance", "experiment", "1", "--rig", "fig2"]) == 3
     assert "no balance data" in capsys.readouterr().err
 
@@ -97,11 +98,16 @@ def test_bench_balance_runs_every_solver_and_they_agree(capsys):
 
 
 def test_cli_bad_values_name_them(capsys):
-    for argv, text in ((["--alpha3", "-1"], "alpha3"), (["--steps", "0"], "N"),
-                       (["--period", "0"], "T"), (["--speed", "-2"], "--speed"),
-                       (["--solver", "nope"], "solver")):
-        assert main(["balance", "experiment", "1", *argv]) == 3, argv
+    # out-of-range numbers are bad usage (exit 2, argparse names the option) ...
+    for argv, text in ((["--alpha3", "-1"], "--alpha3"), (["--steps", "0"], "--steps"),
+                       (["--period", "0"], "--period"), (["--speed", "-2"], "--speed")):
+        with pytest.raises(SystemExit) as e:
+            main(["balance", "experiment", "1", *argv])
+        assert e.value.code == 2, argv
         assert text in capsys.readouterr().err, argv
+    # ... an unknown solver name is bad input data (exit 3), as unknown rig names are
+    assert main(["balance", "experiment", "1", "--solver", "nope"]) == 3
+    assert "solver" in capsys.readouterr().err
 
 
 def test_cli_overrides_change_the_run(tmp_path):

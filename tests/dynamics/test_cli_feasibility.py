@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 
 import numpy as np
+import pytest
 from conftest import SHARED_BVH, needs_shared
 
 import animik
@@ -51,7 +52,9 @@ def test_leaning_clip_exits_5(tmp_path):
 
 def test_bad_input(tmp_path, capsys):
     path = _standing(tmp_path)
-    assert main(["feasibility", str(path), "--mu", "0"]) == 3
+    with pytest.raises(SystemExit) as e:  # a bad option value is bad usage (exit 2)
+        main(["feasibility", str(path), "--mu", "0"])
+    assert e.value.code == 2
     assert "mu" in capsys.readouterr().err
     assert main(["feasibility", str(tmp_path / "missing.bvh")]) == 4
     bad = tmp_path / "bad.bvh"

@@ -129,5 +129,7 @@ def test_filter_command_writes_only_finished_clips(tmp_path, capsys):
     assert out.is_file() and "RMS joint change" in capsys.readouterr().out
     assert main(["filter", str(src), "-o", str(tmp_path / "b.bvh"), "--method", "B"]) == 3
     assert not (tmp_path / "b.bvh").exists()
-    assert main(["filter", str(src), "-o", str(tmp_path / "c.bvh"), "--mu", "0"]) == 3
+    with pytest.raises(SystemExit) as e:  # a bad option value is bad usage (exit 2)
+        main(["filter", str(src), "-o", str(tmp_path / "c.bvh"), "--mu", "0"])
+    assert e.value.code == 2
     assert not (tmp_path / "c.bvh").exists()

@@ -1,0 +1,412 @@
+"""Seed D method A over a whole clip: seed D's three checks on every frame's wrench, made to
+hold by a sequential sparse QP on a small correction of the clip, iterated against the
+independent clip check (docs/dynamics.md section 5).
+
+The per-frame filter (:mod:`animik.dynamics.filter`) integrates corrected accelerations and
+diverges on real mocap (the correction feeds back into the joint tracking; method A has no
+look-ahead). Here the same steps act on the clip as a whole:
+
+(a) the kinematic reference is the input clip itself (no tracking loop, nothing to diverge);
+(b) the wrench of every frame ``W_t = A_w(q_t) qdd_t + b_t`` is evaluated exactly as
+    ``animik feasibility`` evaluates the written clip: Savitzky-Golay derivatives of the poses,
+    contacts detected on the poses, the floor estimated from them (:func:`check_clip`);
+(c) seed D's three checks as linear inequalities on ``W`` for every frame with a contact:
+    each support-polygon edge shrunk by ``margin`` (``a . p <= c`` multiplied by ``F_z > 0``:
+    ``a_x (h F_x - N_y) + a_y (N_x + h F_y) <= c F_z``), an octagonal friction pyramid inside
+    ``friction_safety * mu``, ``F_z >= 0.1 m g``;
+(e) a correction ``dq_t = E_t x_t`` of five modes per frame -- the root's three translations
+    and two trunk "lean" modes that move the centre of mass horizontally by 1 m per unit
+    without moving the feet -- with ``W`` linearised along them (``A_w E`` for the
+    accelerations, finite differences of the wrench pass for the velocities and poses) and the
+    accelerations the check will see written ``D2 x`` with ``D2`` the check's own
+    Savitzky-Golay operator (:func:`savgol_operator`), so the model of the re-derived
+    accelerations is exact. One OSQP problem over all frames::
+
+        min  1/2 x'(w_pos I + w_vel D1'D1) x + rho/2 |s|^2
+        s.t. G (W + dW/dx x) <= s,  s >= 0        (slacks: always solvable)
+
+    plus rows that keep the check's contact detection where it is (the root shift moves the
+    feet). The clip is updated, checked again, and the QP repeated; the best round is kept.
+(f) nothing to integrate: the output poses are the input poses plus the correction.
+
+Frames without any detected contact get no rows: the check then wants a ballistic body, which
+no small correction gives; they are reported.
+"""
+
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass
+
+import numpy as np
+import scipy.sparse as sp
+
+from ..kinematics import forward_kinematics
+from ..motion import Motion
+from ..semantics.contacts import ContactParams
+from . import _support
+from .clip import ClipFeasibility, check_clip
+from .contacts import ContactModel, contact_model_for_clip
+from .filter import DynamicsFilter, FilterOptions, _area_skate
+from .zmp import FeasibilityError
+
+
+@dataclass
+class CorrectionResult:
+    """The corrected clip and how the iterations went.
+
+    Attributes:
+        motion: the corrected clip. check: :func:`check_clip` of it (as the command re-checks).
+        history: per round ``(infeasible frames, frames with a contact)``.
+        input_check: :func:`check_clip` of the input.
+        seconds: time of the correction (s).
+    """
+
+    motion: Motion
+    check: ClipFeasibility
+    history: list[tuple[int, int]]
+    seconds: float
+    input_check: ClipFeasibility
+
+    def report(self, inp: Motion) -> dict:
+        """JSON-ready summary: infeasible frames before / after (with the frames that have no
+        detected contact, which no small correction can make ballistic), RMS joint change,
+        root shift, effector drift per site, foot skate per contact area, frames/s."""
+        skel = inp.skeleton
+        out = self.motion
+        root = int(np.flatnonzero(skel.parents < 0)[0])
+        rot = skel.dof_type == 0
+        rot[list(skel.joint_dofs(root))] = False
+        dq = out.q - inp.q
+        fk_in, fk_out = forward_kinematics(skel, inp.q), forward_kinematics(skel, out.q)
+        drift = {}
+        for i, name in enumerate(skel.site_names):
+            d = np.linalg.norm(fk_out.site_positions[:, i] - fk_in.site_positions[:, i], axis=1)
+            drift[name] = {"mean_cm": round(float(d.mean()) * 100, 3),
+                           "max_cm": round(float(d.max()) * 100, 3)}
+        root_d = np.linalg.norm(fk_out.joint_positions[:, root] - fk_in.joint_positions[:, root],
+                                axis=1)
+        cm = self.check.contacts
+        sk_in = _area_skate(skel, inp.q, self.input_check.check.in_contact, cm)
+        sk_out = _area_skate(skel, out.q, self.check.check.in_contact, cm)
+        bad = ~self.check.feasible
+        T = out.n_frames
+        return {
+            "frames": T, "fps": out.fps,
+            "infeasible_frames_input": int((~self.input_check.feasible).sum()),
+            "infeasible_frames": int(bad.sum()),
+            "infeasible_without_contact": int((bad & ~self.check.check.in_contact.any(1)).sum()),
+            "infeasible_list": [int(i) for i in np.flatnonzero(bad)],
+            "rounds": [h[0] for h in self.history],
+            "rms_joint_change_deg": round(float(np.degrees(np.sqrt(np.mean(dq[:, rot] ** 2))))
+                                          if rot.any() else 0.0, 4),
+            "max_joint_change_deg": round(float(np.degrees(np.abs(dq[:, rot]).max()))
+                                          if rot.any() else 0.0, 4),
+            "root_shift_cm": {"mean": round(float(root_d.mean()) * 100, 3),
+                              "max": round(float(root_d.max()) * 100, 3)},
+            "effector_drift": drift,
+            "foot_skate_cm": {a: {"input": round(float(sk_in[i]) * 100, 3),
+                                  "output": round(float(sk_out[i]) * 100, 3)}
+                              for i, a in enumerate(cm.names)},
+            "filter_seconds": round(self.seconds, 4),
+            "filter_frames_per_second": round(T / max(self.seconds, 1e-9), 1),
+        }
+
+
+def savgol_operator(T: int, fps: float, window: float, deriv: int, order: int = 3) -> sp.csr_matrix:
+    """The ``(T, T)`` sparse matrix of :func:`animik.dynamics.clip.clip_states`'s
+    Savitzky-Golay derivative (same window rule, ``mode="interp"``): ``D q == savgol(q)``."""
+    n = max(int(round(window * fps)) | 1, order + 2 | 1)
+    n = min(n, T if T % 2 else T - 1)
+    if n <= order:
+        raise FeasibilityError(f"the clip is too short ({T} frames) for the filter")
+    # Lazy for the reason given in clip.clip_states (scipy.signal costs ~1.7 s to import).
+    from scipy.signal import savgol_filter
+
+    blocks = []
+    for s in range(0, T, 512):
+        e = min(T, s + 512)
+        eye = np.zeros((T, e - s))
+        eye[np.arange(s, e), np.arange(e - s)] = 1.0
+        blocks.append(sp.csc_matrix(savgol_filter(eye, n, order, deriv=deriv, delta=1.0 / fps,
+                                                  axis=0, mode="interp")))
+    D = sp.hstack(blocks).tocsr()
+    D.data[np.abs(D.data) < 1e-12 * np.abs(D.data).max()] = 0.0
+    D.eliminate_zeros()
+    return D
+
+
+def _modes(filt: DynamicsFilter, root_slides: np.ndarray, upper: np.ndarray) -> np.ndarray:
+    """Correction modes ``E (n, 5)`` at the state of the last ``filt.terms`` call: the root's
+    slides along world x, y, z, and the upper body's least-inertia motions that move the centre
+    of mass by (1, 0) and (0, 1) m."""
+    n = filt.skel.n_dof
+    E = np.zeros((n, 5))
+    # Root slides: solve for the combination moving the root along each world axis.
+    Sr = filt.S[root_slides, 3:].T  # (3, 3) world directions of the slides
+    E[root_slides, :3] = np.linalg.solve(Sr, np.eye(3))
+    if len(upper):
+        m = filt.skel.total_mass
+        Jc = filt.Aw[3:5, upper] / m  # d com_xy / dq (the linear momentum rows)
+        A = Jc @ Jc.T  # least joint change for the COM shift (trunk DoFs are alike)
+        if np.linalg.cond(A) < 1e8:
+            E[upper, 3:] = Jc.T @ np.linalg.inv(A)
+    return E
+
+
+def correct_clip(motion: Motion, options: FilterOptions | None = None,
+                 iterations: int = 12, w_pos: float = 1.0, w_vel: float = 0.1,
+                 mode_window: float = 0.5, max_change: float = 0.3, rho: float = 1e2,
+                 contacts: ContactModel | None = None) -> CorrectionResult:
+    """Method A over a whole clip (module docstring).
+
+    Args:
+        motion: input clip (free root with three slides).
+        options: ``mu``, ``friction_safety``, ``margin``, ``window`` are used.
+        iterations: maximum correction rounds.
+        w_pos, w_vel: weights of the correction's size (m^-2) and speed ((m/s)^-2).
+        mode_window: the modes are averaged over this time (s).
+        max_change: trust region: no DoF may move further than this from the input (rad or
+            m); a clip that needs more is reported as not feasible.
+
+    Returns:
+        :class:`CorrectionResult` (its ``check`` says whether every frame is feasible).
+
+    Raises:
+        FeasibilityError: no free root; too short a clip.
+    """
+    opt = (options or FilterOptions()).checked()
+    t0 = time.perf_counter()
+    skel = motion.skeleton
+    cm = contacts or contact_model_for_clip(skel, motion.q)
+    root = int(np.flatnonzero(skel.parents < 0)[0])
+    rd = np.array(list(skel.joint_dofs(root)), dtype=np.int64)
+    slides = rd[skel.dof_type[rd] == 1]
+    if len(slides) != 3:
+        raise FeasibilityError(f"the filter needs a free root with 3 slides; {skel.name!r}'s root "
+                               f"{skel.joint_names[root]!r} has {len(slides)}")
+    # The lean moves the trunk: DoFs of joints that are not the root, carry no contact point
+    # below them, and carry at least half the mass of the heaviest such subtree (lumbar and
+    # thoracic joints; not the arms, neck or fingers, which would swing to move the COM).
+    anc = skel.joint_ancestor_mask  # (J, J): [j, a] a is j or an ancestor of j
+    carries = anc[np.unique(cm.point_joint)].any(axis=0)
+    below = anc.T.astype(float) @ np.asarray(skel.masses)  # mass of each joint's subtree
+    free = ~carries
+    free[root] = False
+    # half the heaviest such subtree: the trunk, whatever the mass model (CMU's bone-estimated
+    # masses leave its spine 22 % of the body; body95's lumbar joint carries the whole torso)
+    trunk = free & (below >= 0.5 * (below[free].max() if free.any() else np.inf))
+    upper = np.flatnonzero(trunk[skel.dof_joint] & (skel.dof_type == 0)).astype(np.int64)
+    filt = DynamicsFilter(skel, opt, 0.0, contacts=cm)
+    T, n = motion.q.shape
+    D0 = savgol_operator(T, motion.fps, opt.window, 0).tocoo()
+    D1 = savgol_operator(T, motion.fps, opt.window, 1).tocoo()
+    D2 = savgol_operator(T, motion.fps, opt.window, 2).tocoo()
+    weight = filt.weight
+    q = np.array(motion.q, dtype=float)
+    history: list[tuple[int, int]] = []
+    k = 5
+    R = (w_pos * sp.identity(T * k)
+         + w_vel * sp.kron((D1.T @ D1).tocsr(), sp.identity(k))).tocsc()
+    mu_in = opt.friction_safety * opt.mu * np.cos(np.pi / 8)  # octagon inside the cone
+    dirs = np.stack([np.cos(np.arange(8) * np.pi / 4), np.sin(np.arange(8) * np.pi / 4)], 1)
+    best = (T + 1, q)
+    first: ClipFeasibility | None = None
+    for _ in range(iterations + 1):
+        chk = check_clip(Motion(skel, q, motion.fps), mu=opt.mu, window=opt.window, contacts=cm)
+        bad = ~chk.feasible
+        first = first or chk
+        history.append((int(bad.sum()), int(chk.check.in_contact.any(axis=1).sum())))
+        if bad.sum() < best[0]:
+            best = (int(bad.sum()), q, chk)
+        if not (bad & chk.check.in_contact.any(axis=1)).any() or len(history) > iterations:
+            break  # frames without a detected contact have no rows: nothing more to do
+        q2, ok = _qp_step(filt, chk, q, motion, slides, upper, (D0, D1, D2), R, mu_in, dirs,
+                          weight, mode_window, rho)
+        if not ok:
+            break
+        # Trust region: halve the step until no DoF is further than max_change from the input.
+        for _ in range(6):
+            if np.abs(q2 - motion.q).max() <= max_change:
+                break
+            q2 = 0.5 * (q + q2)
+        else:
+            break
+        q = q2
+    _, q, chk = best
+    return CorrectionResult(Motion(skel, q, motion.fps, dict(motion.meta)), chk, history,
+                            time.perf_counter() - t0, first)
+
+
+def _moving_average(a: np.ndarray, n: int) -> np.ndarray:
+    """Centred moving average over ``n`` samples along axis 0, edges repeated."""
+    if n <= 1:
+        return a
+    lo, hi = n // 2, n - 1 - n // 2
+    pad = np.concatenate([np.repeat(a[:1], lo, 0), a, np.repeat(a[-1:], hi, 0)])
+    c = np.cumsum(pad, axis=0)
+    c = np.concatenate([np.zeros((1,) + a.shape[1:]), c])
+    return (c[n:] - c[:-n]) / n
+
+
+def _contact_rows(filt: DynamicsFilter, chk: ClipFeasibility, fps: float, D0, D1, k: int
+                  ) -> tuple[sp.csr_matrix, np.ndarray]:
+    """Rows that keep the check's contact detection where it is: the root shift moves the
+    feet, so on every contact frame the area's lowest point must stay below the release height
+    and its horizontal speed (along its current direction) below the release speed; on the
+    first frame of a contact, below the entry thresholds (with 10 % room)."""
+    c = chk.check
+    cm = chk.contacts
+    T = c.in_contact.shape[0]
+    pts = cm.points(filt.skel, chk.states.q)
+    low = np.stack([pts[:, cm.point_area == a, 2].min(axis=1) for a in range(cm.n_areas)], 1)
+    low -= chk.floor
+    mid = np.stack([pts[:, cm.point_area == a].mean(axis=1) for a in range(cm.n_areas)], 1)
+    vel = np.gradient(mid[..., :2], 1.0 / fps, axis=0)  # (T, A, 2) as the detector sees it
+    P = ContactParams()
+    start = c.in_contact & ~np.vstack([np.zeros((1, cm.n_areas), bool), c.in_contact[:-1]])
+    D0r, D1r = D0.tocsr(), D1.tocsr()
+    rows, cols, vals, rhs = [], [], [], []
+    r = 0
+    for t, a in zip(*np.nonzero(c.in_contact), strict=True):
+        h_lim = 0.9 * (P.height if start[t, a] else P.release_height)
+        v_lim = 0.9 * (P.speed if start[t, a] else P.release_speed)
+        # height: low + dz <= h_lim  (dz = the root's vertical shift, mode 2)
+        row = D0r.getrow(t)
+        rows += [r] * row.nnz
+        cols += list(row.indices * k + 2)
+        vals += list(row.data)
+        rhs.append(h_lim - low[t, a])
+        r += 1
+        v = vel[t, a]
+        sp_ = float(np.hypot(*v))
+        if sp_ > 0.5 * v_lim:  # speed: u . (v + dv) <= v_lim, dv = the root's velocity
+            u = v / sp_
+            row = D1r.getrow(t)
+            for j in (0, 1):
+                rows += [r] * row.nnz
+                cols += list(row.indices * k + j)
+                vals += list(row.data * u[j])
+            rhs.append(v_lim - sp_)
+            r += 1
+    M = sp.coo_matrix((vals, (rows, cols)), shape=(r, T * k)).tocsr()
+    return M, np.array(rhs)
+
+
+def _qp_step(filt, chk, q, motion, slides, upper, ops, R, mu_in, dirs, weight, mode_window, rho):
+    """One sequential-QP round: the wrench of every contact frame, linearised in the modes,
+    made to satisfy seed D's three checks as linear inequalities (support polygon edges shrunk
+    by the margin, an octagonal friction pyramid inside ``friction_safety * mu``, a pushing
+    normal force), with slacks so the QP always has a solution. Returns ``(q, solved)``."""
+    D0, D1, D2 = ops
+    st = chk.states
+    c = chk.check
+    T, n = q.shape
+    k = 5
+    filt.floor = chk.floor
+    h_floor = chk.floor
+    contact = np.flatnonzero(c.in_contact.any(axis=1))
+    E_all = np.zeros((T, n, k))
+    for t in range(T):
+        filt.terms(st.q[t], st.qd[t])
+        E_all[t] = _modes(filt, slides, upper)
+    # The modes follow the pose; with IK jitter they jitter too and their own second
+    # derivative (E'' x) would dominate the accelerations: smooth them over ``mode_window``.
+    E_all = _moving_average(E_all, max(1, int(round(mode_window * motion.fps))))
+    Bd = np.zeros((3, T, 6, k))  # d W / d (q, qd, qdd) along the modes
+    G_rows: list[np.ndarray] = []  # per contact frame: (r, 6) rows of G W <= 0
+    G_frame: list[int] = []
+    eps = 1e-6
+    for t in contact:
+        qt, vt, at = st.q[t], st.qd[t], st.qdd[t]
+        E = E_all[t]
+        filt.terms(qt, vt)
+        W = filt.Aw @ at + filt.bias
+        poly = filt.polygon(c.in_contact[t])
+        Bd[2, t] = filt.Aw @ E
+        for j in range(k):
+            filt.terms(qt, vt + eps * E[:, j])
+            Bd[1, t, :, j] = (filt.Aw @ at + filt.bias - W) / eps
+            if j >= 2:  # a horizontal root shift moves the support polygon with the ZMP
+                filt.terms(qt + eps * E[:, j], vt)
+                Bd[0, t, :, j] = (filt.Aw @ at + filt.bias - W) / eps
+        if len(poly) < 3:
+            continue  # a point or a segment: no ZMP margin to reach (reported, not fixed)
+        cen = poly.mean(axis=0)
+        rows = []
+        dc = _support.signed_distance(poly, len(poly), cen[0], cen[1], np.empty(2))
+        m = min(filt.opt.margin, 0.5 * max(dc, 0.0))
+        for i in range(len(poly)):
+            e = poly[(i + 1) % len(poly)] - poly[i]
+            L = float(np.hypot(*e))
+            if L < 1e-9:
+                continue
+            a = np.array([e[1], -e[0]]) / L  # outward normal (counter-clockwise hull)
+            cc = float(a @ poly[i]) - m
+            # a . p <= cc with p_x f_z = h f_x - n_y, p_y f_z = n_x + h f_y  (f_z > 0)
+            rows.append(np.array([a[1], -a[0], 0.0, a[0] * h_floor, a[1] * h_floor, -cc]) / 0.1)
+        for d in dirs:
+            rows.append(np.array([0.0, 0.0, 0.0, d[0], d[1], -mu_in]))
+        rows.append(np.array([0.0, 0.0, 0.0, 0.0, 0.0, -1.0]))  # push: -f_z <= -0.1 mg
+        G_rows.append(np.array(rows) / weight)
+        G_frame.append(int(t))
+    if not G_frame:
+        return q, False
+    F = len(G_frame)
+    rmax = max(len(g) for g in G_rows)
+    G = np.zeros((F, rmax, 6))  # padded rows are 0 <= +inf
+    lim = np.full((F, rmax), np.inf)
+    for i, g in enumerate(G_rows):
+        G[i, :len(g)] = g
+        lim[i, :len(g)] = 0.0
+        lim[i, len(g) - 1] = -0.1  # the push row: f_z >= 0.1 m g (rows scaled by the weight)
+    frames = np.array(G_frame)
+    rhs = (lim - np.einsum("fra,fa->fr", G, c.wrench[frames])).ravel()
+    Rn = F * rmax
+    frame_of = -np.ones(T, dtype=np.int64)
+    frame_of[frames] = np.arange(F)
+    vals, rows, cols = [], [], []
+    for d, D in enumerate((D0, D1, D2)):
+        GB = np.einsum("fra,fak->frk", G, Bd[d, frames])  # (F, rmax, k)
+        sel = frame_of[D.row] >= 0
+        fi, si, dv = frame_of[D.row[sel]], D.col[sel], D.data[sel]
+        v = dv[:, None, None] * GB[fi]
+        shape = v.shape
+        vals.append(v.ravel())
+        rows.append((fi[:, None, None] * rmax + np.arange(rmax)[None, :, None]
+                     + np.zeros(shape, np.int64)).ravel())
+        cols.append((si[:, None, None] * k + np.arange(k)[None, None, :]
+                     + np.zeros(shape, np.int64)).ravel())
+    GM = sp.coo_matrix((np.concatenate(vals), (np.concatenate(rows), np.concatenate(cols))),
+                       shape=(Rn, T * k)).tocsr()
+    # Only rows that can become active within this round's step: ZMP within ~10 cm of an
+    # edge (or beyond), friction above half the pyramid, a weak push (value = G W - lim, in
+    # weights, 10 cm for the edges); the rest cannot be reached by a small correction and
+    # would only slow the solver down.
+    keep = np.flatnonzero(np.isfinite(rhs) & (-rhs > -1.0))
+    GM, rhs = GM[keep], rhs[keep]
+    KM, krhs = _contact_rows(filt, chk, motion.fps, D0, D1, k)
+    # Losing a contact makes a frame unfixable (no rows in flight): these rows x 100, so their
+    # slacks cost 10^4 x more than the wrench rows' (the penalty is quadratic).
+    GM = sp.vstack([GM, 100.0 * KM], format="csc")
+    rhs = np.concatenate([rhs, 100.0 * krhs])
+    Rn = GM.shape[0]
+    nx = T * k
+    # z = [x, s]: min 1/2 x'Rx + rho/2 s's  s.t.  GM x - s <= rhs,  s >= 0
+    P = sp.block_diag([R, rho * sp.identity(Rn)], format="csc")
+    A = sp.vstack([sp.hstack([GM, -sp.identity(Rn)]),
+                   sp.hstack([sp.csc_matrix((Rn, nx)), sp.identity(Rn)])], format="csc")
+    lo = np.concatenate([np.full(Rn, -np.inf), np.zeros(Rn)])
+    hi = np.concatenate([rhs, np.full(Rn, np.inf)])
+    # Function-level import, measured: osqp costs ~0.14 s to import, which every `animik`
+    # command would pay at start-up (the CLI registers this command's module).
+    import osqp
+
+    prob = osqp.OSQP()
+    prob.setup(P, np.zeros(nx + Rn), A, lo, hi, verbose=False, eps_abs=1e-4, eps_rel=1e-4,
+               max_iter=4000, polishing=True)
+    res = prob.solve(raise_error=False)
+    if res.x is None or not np.isfinite(res.x[:nx]).all():
+        return q, False
+    x = res.x[:nx].reshape(T, k)
+    return q + np.einsum("tnk,tk->tn", E_all, x), True

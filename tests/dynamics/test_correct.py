@@ -1,0 +1,116 @@
+"""Method A over a whole clip (animik.dynamics.correct) and ``animik filter``: the written
+clip passes ``animik feasibility`` (accelerations re-derived from the file) at every frame;
+nothing is written when it cannot be made feasible; a rig's model carries over to its BVH."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from conftest import SHARED_BVH
+
+import animik
+from animik.cli import main
+from animik.dynamics import check_clip, com
+from animik.dynamics.clip import clip_states
+from animik.dynamics.correct import correct_clip, savgol_operator
+from animik.dynamics.model import with_model_of
+from animik.dynamics.zmp import FeasibilityError
+from animik.io.bvh_compat import write_bvh_compatible
+from animik.motion import Motion
+
+SFU = SHARED_BVH / "sfu" / "0005_Walking001.bvh"
+
+
+def test_savgol_operator_is_the_checks_derivative():
+    skel = animik.load_rig("biped12")
+    rng = np.random.default_rng(0)
+    q = skel.rest_q + 0.1 * np.cumsum(rng.normal(size=(50, skel.n_dof)), axis=0) / 10
+    st = clip_states(skel, q, 60.0)
+    for d, ref in enumerate(st):
+        D = savgol_operator(50, 60.0, 0.1, d)
+        assert np.abs(D @ q - ref).max() < 1e-9 * max(1.0, np.abs(ref).max())
+
+
+def _sway(skel, T=90, fps=60.0, amp=0.12, hz=1.5):
+    """Body95 bowing forward and back fast at the lumbar spine, feet still: the ZMP leaves the
+    feet at the turns."""
+    q = np.tile(skel.rest_q, (T, 1))
+    t = np.arange(T) / fps
+    q[:, skel.dof_index("lumbar_flexion")] += amp * np.sin(2 * np.pi * hz * t)
+    return Motion(skel, q, fps)
+
+
+def test_correction_makes_a_sway_feasible_by_the_independent_check():
+    skel = animik.load_rig("body95")
+    clip = _sway(skel)
+    before = check_clip(clip)
+    assert not before.feasible.all()
+    res = correct_clip(clip)
+    after = check_clip(res.motion)  # contacts, floor and derivatives found afresh
+    assert after.feasible.all(), after.infeasible_frames
+    assert res.history[0][0] == (~before.feasible).sum() and res.history[-1][0] == 0
+    # The correction is small next to the motion.
+    assert np.abs(res.motion.q - clip.q).max() < 0.4
+
+
+def test_model_of_a_rig_carries_over_to_its_bvh(tmp_path):
+    skel = animik.load_rig("body95")
+    clip = _sway(skel, T=40)
+    path = tmp_path / "s.bvh"
+    write_bvh_compatible(clip, path)
+    back = animik.read_bvh(path)
+    model = with_model_of(back.skeleton, skel)
+    assert np.abs(com(model, back.q) - com(skel, clip.q)).max() < 1e-5
+    a, b = check_clip(Motion(model, back.q, back.fps)), check_clip(clip)
+    assert (a.feasible == b.feasible).all()
+    assert np.nanmax(np.abs(a.check.margin - b.check.margin)) < 1e-4
+    other = animik.load_rig("biped12")
+    with pytest.raises(FeasibilityError, match="lacks the rig's joints"):
+        with_model_of(other, skel)
+
+
+@pytest.mark.skipif(not SFU.is_file(), reason="shared mocap not present")
+def test_filter_command_output_of_shared_clip_passes_feasibility(tmp_path, capsys):
+    raw = animik.read_bvh(SFU)
+    src, out = tmp_path / "walk.bvh", tmp_path / "walk_f.bvh"
+    write_bvh_compatible(Motion(raw.skeleton, raw.q[:120], raw.fps), src)
+    assert main(["feasibility", str(src), "--every", "0"]) == 5  # 15 frames infeasible
+    assert main(["filter", str(src), "-o", str(out), "--json", str(tmp_path / "r.json")]) == 0
+    assert "RMS joint change" in capsys.readouterr().out
+    assert main(["feasibility", str(out), "--every", "0"]) == 0  # re-read, re-derived
+    # Retargeted onto body95 (63 of the 120 frames infeasible there): the written body95 clip
+    # passes with body95's masses and soles.
+    out95 = tmp_path / "walk_b95.bvh"
+    assert main(["feasibility", str(src), "--every", "0", "--rig", "body95"]) == 5
+    assert main(["filter", str(src), "-o", str(out95), "--rig", "body95"]) == 0
+    assert main(["feasibility", str(out95), "--every", "0", "--model", "body95"]) == 0
+
+
+def test_filter_command_writes_nothing_it_cannot_make_feasible(tmp_path, capsys):
+    skel = animik.load_rig("body95")
+    q = np.tile(skel.rest_q, (40, 1))
+    # Rises off the floor and hovers: no contact, yet the wrench is the body weight.
+    q[:, skel.dof_index("pelvis_tz")] += np.clip(np.arange(40) - 10, 0, 10) * 0.03
+    src, out = tmp_path / "float.bvh", tmp_path / "o.bvh"
+    write_bvh_compatible(Motion(skel, q, 30.0), src)
+    assert main(["filter", str(src), "-o", str(out), "--rig", "body95"]) == 5
+    assert not out.exists() and "nothing written" in capsys.readouterr().err
+
+
+def test_commands_reject_bad_input(tmp_path):
+    skel = animik.load_rig("body95")
+    src = tmp_path / "stand.bvh"
+    write_bvh_compatible(Motion(skel, np.tile(skel.rest_q, (20, 1)), 30.0), src)
+    out = tmp_path / "o.bvh"
+    assert main(["filter", str(src), "-o", str(out), "--method", "B"]) == 3
+    with pytest.raises(SystemExit) as e:  # a bad option value is bad usage (exit 2)
+        main(["filter", str(src), "-o", str(out), "--mu", "nan"])
+    assert e.value.code == 2
+    assert main(["filter", str(tmp_path / "missing.bvh"), "-o", str(out)]) == 4
+    assert not out.exists()
+    assert main(["feasibility", str(src), "--model", "body95", "--rig", "body95"]) == 2
+    assert main(["feasibility", str(src), "--model", "body95", "--every", "0"]) == 0
+    bvh = tmp_path / "biped.bvh"
+    biped = animik.load_rig("biped12")
+    write_bvh_compatible(Motion(biped, np.tile(biped.rest_q, (20, 1)), 30.0), bvh)
+    assert main(["feasibility", str(bvh), "--model", "body95"]) == 3
