@@ -36,11 +36,9 @@ from ..dynamics.clip import check_clip
 from ..dynamics.correct import correct_clip
 from ..dynamics.inverse import inverse_dynamics, mass_matrix, model_args
 from ..io.bvh import read_bvh
-from ..io.mjcf import write_mjcf
-from ..io.urdf import write_urdf
 from ..motion import Motion
 from ..rigs import load_rig
-from .kinematics import _random_poses, _time_per_call, _to_pinocchio_q
+from .peers import mujoco_model, pinocchio_model, random_poses, time_per_call, to_pinocchio_q
 
 DEFAULT_CLIP = Path(__file__).resolve().parents[2].parent / "shared" / "data" / "bvh" / "cmu" / "02_01.bvh"
 
@@ -68,7 +66,7 @@ def run(rig: str = "body95", frames: int = 20_000, peers: bool = True, clip: str
     skel = load_rig(rig)
     rng = np.random.default_rng(seed)
     n, J = skel.n_dof, skel.n_joints
-    q = np.ascontiguousarray(_random_poses(skel, rng, 1)[0])
+    q = np.ascontiguousarray(random_poses(skel, rng, 1)[0])
     qd = rng.normal(size=n)
     qdd = rng.normal(size=n)
     rows: list[tuple] = []
@@ -77,14 +75,14 @@ def run(rig: str = "body95", frames: int = 20_000, peers: bool = True, clip: str
     g = np.array([0.0, 0.0, -9.81])
     bufs = (np.empty((J, 3, 3)), np.empty((J, 3)), np.empty((n, 6)), np.empty((J, 6)),
             np.empty((J, 6)), np.empty((J, 6)), np.empty(n), np.empty(6))
-    t = _time_per_call(lambda: K.rnea_one(q, qd, qdd, g, *args, *bufs))
+    t = time_per_call(lambda: K.rnea_one(q, qd, qdd, g, *args, *bufs))
     rows.append(("animik rnea kernel", task, t * 1e6, "us", "compiled (numba), buffers reused"))
-    t = _time_per_call(lambda: inverse_dynamics(skel, q, qd, qdd))
+    t = time_per_call(lambda: inverse_dynamics(skel, q, qd, qdd))
     rows.append(("animik inverse_dynamics()", task, t * 1e6, "us", "public API incl. validation"))
-    t = _time_per_call(lambda: mass_matrix(skel, q))
+    t = time_per_call(lambda: mass_matrix(skel, q))
     rows.append(("animik mass_matrix()", f"mass matrix, 1 frame ({n} DoF)", t * 1e6, "us", "CRBA"))
     if peers:
-        rows += _peer_rows(skel, q, qd, qdd, task, _time_per_call, _to_pinocchio_q)
+        rows += _peer_rows(skel, q, qd, qdd, task, time_per_call, to_pinocchio_q)
     # Batched clip check: smooth random motion around the rest pose, feet on the floor.
     T = frames
     tt = np.arange(T)[:, None] / 120.0
@@ -127,12 +125,8 @@ def _peer_rows(skel, q, qd, qdd, task, time_per_call, to_pin) -> list[tuple]:
     rows: list[tuple] = []
     with tempfile.TemporaryDirectory() as tmp:
         try:
-            import pinocchio as pin  # optional dependency: the row says when it is missing
-
-            path = os.path.join(tmp, "rig.urdf")
-            write_urdf(skel, path)
-            model = pin.buildModelFromUrdf(path)
-            data = model.createData()
+            # optional dependency: the row says when it is missing
+            pin, model, data = pinocchio_model(skel, tmp)
             qp = to_pin(skel, model, q)
             idx = np.array([model.joints[model.getJointId(nm)].idx_v for nm in skel.dof_names])
             vp, ap = np.zeros(model.nv), np.zeros(model.nv)
@@ -145,11 +139,7 @@ def _peer_rows(skel, q, qd, qdd, task, time_per_call, to_pin) -> list[tuple]:
         except ImportError:
             rows.append(("pinocchio", task, float("nan"), "us", "not installed: pip install pin"))
         try:
-            import mujoco  # optional dependency
-
-            path = os.path.join(tmp, "rig.xml")
-            write_mjcf(skel, path)
-            model = mujoco.MjModel.from_xml_path(path)
+            mujoco, model, data = mujoco_model(skel, tmp)  # optional dependency
             model.opt.disableflags |= int(mujoco.mjtDisableBit.mjDSBL_CONSTRAINT)
             data = mujoco.MjData(model)
             qa = np.array([model.joint(nm).qposadr[0] for nm in skel.dof_names])
