@@ -60,10 +60,10 @@ class SpringOptions:
             the input (rad or m): the body has fallen.
     """
 
-    static_sink: float = 0.004
+    static_sink: float = 0.001
     damping_ratio: float = 1.0
-    substeps: int = 8
-    w_pin: float = 30.0
+    substeps: int = 16
+    w_pin: float = 0.01
     w_base: float = 0.01
     max_deviation: float = 3.0
 

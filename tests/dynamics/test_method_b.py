@@ -47,30 +47,28 @@ def test_base_inverse_inertia_matches_the_wrench_pass():
     assert np.linalg.eigvalsh(L).min() > 0
 
 
-def test_method_b_sway_is_feasible_except_its_last_frame():
-    """The fast lumbar sway (51 of 90 frames infeasible) simulated on springs: the written poses
-    pass the independent check on 89 of 90 frames (the body tips about the ankles, as the
-    springs cannot supply a ZMP outside the feet; the last frame's one-sided derivative
-    fails) -- so the command refuses it (exit 5)."""
+def test_method_b_holds_a_standing_body_on_its_springs():
+    """Body95 standing still (COM 5 cm in front of the heel edge) settles on the contact
+    springs instead of falling (a regression to soft springs or strong foot pins tips it over
+    backwards: measured 0.24 rad in 0.6 s), and the result's check is the independent one."""
     skel = animik.load_rig("body95")
-    clip = _sway(skel)
+    clip = Motion(skel, np.tile(skel.rest_q, (40, 1)), 30.0)
     res = method_b_clip(clip)
-    after = check_clip(res.motion)  # contacts, floor, derivatives found afresh
-    assert (~check_clip(clip).feasible).sum() == 51
-    assert after.feasible[:-1].all(), after.infeasible_frames
-    assert res.history[0][0] == 51 and res.history[-1][0] == (~after.feasible).sum()
+    dq = np.abs(res.motion.q - clip.q)
+    assert dq.max() < 0.05  # rad or m: sinks ~2 mm, rocks < 2 cm
+    after = check_clip(res.motion)
+    assert res.history[-1][0] == (~after.feasible).sum()
 
 
 def test_method_b_command_writes_nothing_unless_every_frame_passes(tmp_path, capsys):
     skel = animik.load_rig("body95")
     src, out = tmp_path / "s.bvh", tmp_path / "o.bvh"
     write_bvh_compatible(_sway(skel), src)
+    # The fast sway puts the ZMP outside the feet: on springs the body tips (method B has no
+    # balance law of its own), so the command must refuse to write (exit 5).
     rc = main(["filter", str(src), "-o", str(out), "--method", "B", "--rig", "body95"])
     err = capsys.readouterr().err
-    if rc == 0:
-        assert main(["feasibility", str(out), "--model", "body95", "--every", "0"]) == 0
-    else:
-        assert rc == 5 and not out.exists() and "nothing written" in err
+    assert rc == 5 and not out.exists() and "nothing written" in err
 
 
 def test_method_b_bad_input(tmp_path):
