@@ -47,7 +47,7 @@ examples:
 def add_parser(subparsers) -> argparse.ArgumentParser:
     """Register ``animik filter``."""
     p = subparsers.add_parser(
-        "filter", help="make a clip physically feasible (seed D dynamics filter, method A)",
+        "filter", help="make a clip physically feasible (seed D dynamics filter, method A or B)",
         description="Seed D's dynamics filter (method A over the whole clip): every frame's floor "
                     "wrench checked as `animik feasibility` checks it (push, ZMP in the support "
                     "polygon, friction) and one sparse QP on the root translation and a trunk lean "
