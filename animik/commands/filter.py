@@ -1,10 +1,12 @@
-"""``animik filter``: seed D's dynamics filter (method A) over a whole clip.
+"""``animik filter``: seed D's dynamics filter (method A, or B) over a whole clip.
 
 Method A over the clip (:mod:`animik.dynamics.correct`): every frame's floor wrench is
 evaluated as ``animik feasibility`` evaluates the written clip, invalid ones are replaced by
 the nearest valid wrench and one least-squares correction of the root translation and an
 upper-body lean reaches them, iterated against the independent check. The output is written
 atomically and only when every frame passes; otherwise nothing is written (exit 5).
+Method B (:mod:`animik.dynamics.method_b`) simulates the clip on contact springs instead; the
+same check and the same contract apply to its output.
 """
 
 from __future__ import annotations
@@ -16,7 +18,8 @@ import time
 
 from .. import _cli_args as _args
 from ..dynamics.correct import correct_clip
-from ..dynamics.filter import FilterOptions
+from ..dynamics.filter import FilterDivergedError, FilterOptions
+from ..dynamics.method_b import method_b_clip
 from ..io._atomic import atomic_write
 from ..io.bvh import read_bvh
 from ..io.bvh_compat import write_bvh_compatible
@@ -32,7 +35,8 @@ exit codes:
   3  bad input (malformed BVH, NaN, unknown rig, no contact geometry, bad option values)
   4  operating-system error (file not found, cannot write)
   5  goal not met: some frame of the corrected clip is still infeasible (no clip written;
-     the frames are listed, and --json still writes the report)
+     the frames are listed, and --json still writes the report); with --method B also
+     when the simulated body falls (diverges)
 
 examples:
   animik filter walk.bvh -o walk_filtered.bvh
@@ -43,7 +47,7 @@ examples:
 def add_parser(subparsers) -> argparse.ArgumentParser:
     """Register ``animik filter``."""
     p = subparsers.add_parser(
-        "filter", help="make a clip physically feasible (seed D dynamics filter, method A)",
+        "filter", help="make a clip physically feasible (seed D dynamics filter, method A or B)",
         description="Seed D's dynamics filter (method A over the whole clip): every frame's floor "
                     "wrench checked as `animik feasibility` checks it (push, ZMP in the support "
                     "polygon, friction) and one sparse QP on the root translation and a trunk lean "
@@ -54,7 +58,8 @@ def add_parser(subparsers) -> argparse.ArgumentParser:
     p.add_argument("-o", "--output", required=True, metavar="OUT.bvh")
     p.add_argument("--method", default="A", choices=("A", "B"),
                    help="A: check and correct, over the whole clip (animik.dynamics.correct); "
-                        "B: operational-space inverse inertia (not implemented: exits 3)")
+                        "B: operational-space inverse inertia with contact springs and "
+                        "dampers, simulated (animik.dynamics.method_b)")
     p.add_argument("--rig", default=None, help="retarget onto this rig first")
     p.add_argument("--mu", type=_args.number(0.0, 10.0, "a friction coefficient", lo_open=True),
                    default=0.7, help="friction coefficient (default 0.7)")
@@ -77,14 +82,22 @@ def _ranges(frames: list[int]) -> str:
 def run(args: argparse.Namespace) -> int:
     t0 = time.perf_counter()
     opts = FilterOptions(mu=args.mu).checked()
-    if args.method == "B":
-        print("animik filter: error: --method B (seed D's operational-space inverse inertia) is "
-              "not implemented; use --method A", file=sys.stderr)
-        return EXIT_DATA
     motion = read_bvh(args.clip)
     if args.rig:
         motion = retarget(motion, load_rig(args.rig))
-    res = correct_clip(motion, opts)
+    # B: seed D method B (contact springs, inverse inertia), simulated (animik.dynamics.method_b)
+    try:
+        res = correct_clip(motion, opts) if args.method == "A" else method_b_clip(motion, opts)
+    except FilterDivergedError as e:  # method B's body fell: goal not met, nothing written
+        print(f"animik filter: goal not met: {e}; nothing written", file=sys.stderr)
+        if args.json:
+            try:
+                atomic_write(args.json, json.dumps({"input": args.clip, "output": args.output,
+                                                    "written": False, "error": str(e)}, indent=1))
+            except OSError as err:
+                print(f"animik filter: error: cannot write: {err}", file=sys.stderr)
+                return EXIT_OS
+        return EXIT_NOT_MET
     r = res.report(motion)
     T = r["frames"]
     print(f"{args.clip}{' -> ' + args.rig if args.rig else ''}: {T} frames; infeasible frames "

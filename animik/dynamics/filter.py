@@ -21,8 +21,8 @@
     weight matrix);
 (f) semi-implicit Euler: ``qd += dt qdd``, ``q += dt qd``.
 
-**Method B** (operational-space inverse inertia, contact springs and dampers) is not
-implemented yet (docs/dynamics.md).
+**Method B** (operational-space inverse inertia, contact springs and dampers) is a clip
+simulation of its own: :mod:`animik.dynamics.method_b` (docs/dynamics.md 5c).
 """
 
 from __future__ import annotations
@@ -100,8 +100,8 @@ class FilterOptions:
 
     def checked(self) -> FilterOptions:
         if self.method != "A":
-            raise FeasibilityError(f"method must be 'A' (seed D method B is not implemented "
-                                   f"yet), got {self.method!r}")
+            raise FeasibilityError(f"method must be 'A' (seed D method B is "
+                                   f"animik.dynamics.method_b), got {self.method!r}")
         check_mu(self.mu)
         for name in ("friction_safety", "track_hz", "pin_hz", "w_joint", "window", "com_hz",
                      "max_accel"):

@@ -127,8 +127,12 @@ def test_filter_command_writes_only_finished_clips(tmp_path, capsys):
     out = tmp_path / "out.bvh"
     assert main(["filter", str(src), "-o", str(out), "--json", str(tmp_path / "r.json")]) == 0
     assert out.is_file() and "RMS joint change" in capsys.readouterr().out
-    assert main(["filter", str(src), "-o", str(tmp_path / "b.bvh"), "--method", "B"]) == 3
-    assert not (tmp_path / "b.bvh").exists()
+    # method B (implemented now) keeps the same contract: written only if feasible
+    rc = main(["filter", str(src), "-o", str(tmp_path / "b.bvh"), "--method", "B"])
+    if rc == 0:
+        assert main(["feasibility", str(tmp_path / "b.bvh"), "--every", "0"]) == 0
+    else:
+        assert rc == 5 and not (tmp_path / "b.bvh").exists()
     with pytest.raises(SystemExit) as e:  # a bad option value is bad usage (exit 2)
         main(["filter", str(src), "-o", str(tmp_path / "c.bvh"), "--mu", "0"])
     assert e.value.code == 2

@@ -1,0 +1,201 @@
+"""Seed D method B over a whole clip: contact springs and dampers, the operational-space
+inverse inertia, and the joint-acceleration references solved together, then integrated.
+
+Reconstruction (the seed's formulas were images; docs/dynamics.md section 5c):
+
+(a) ``Λ_i⁻¹`` maps a contact force to the acceleration of a contact point. With the joint
+    accelerations ``q̈_j`` given (they are what the references ask for), the body answers a
+    contact force as one rigid body through its floating base: the base rows of the equations
+    of motion ``M_bb q̈_b + M_bj q̈_j + c_b = J_bᵀ f_C`` give
+    ``q̈_b = -M_bb⁻¹ (M_bj q̈_j + c_b) + M_bb⁻¹ J_bᵀ f_C``;
+(b) hence ``r̈_i = Φ_i q̈_j + φ_i + Λ_i⁻¹ f_C`` with ``Φ_i = J_ij - J_ib M_bb⁻¹ M_bj``,
+    ``φ_i = J̇_i q̇ - J_ib M_bb⁻¹ c_b`` and ``Λ_i⁻¹ = J_ib M_bb⁻¹ J_ibᵀ``;
+(c) contact forces from springs and dampers at the contact points: normal
+    ``f_n = k_S d + k_D u`` (penetration ``d``, its rate ``u``; never pulling), tangential a
+    spring to the point where it touched down plus a damper, clipped to
+    ``friction_safety * mu * f_n``; summed to ``f_C``;
+(d) the pinned links (the contact feet of the input, pinned where they land) get reference
+    accelerations ``r̈_i,ref = k_p (x* - x) - k_d ẋ``;
+(e) solved together with the joint references ``q̈_ref`` (the input clip, PD-tracked): a
+    least-squares problem in ``q̈`` with the six base rows (a)-(c) as equalities -- these rows
+    are exactly the ``A_w q̈ + b = W_C`` of method A with ``W_C`` the springs' wrench, so the
+    same Cholesky/KKT closed form (:func:`animik.dynamics.filter._constrain`) serves;
+(f) semi-implicit Euler with substeps (the springs are stiff).
+
+Because the floor wrench is by construction a sum of pushing, friction-bounded point forces,
+every integrator state is feasible; whether the written clip is (Savitzky-Golay derivatives,
+contacts detected afresh) is what the command checks.
+"""
+
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass
+
+import numpy as np
+import scipy.linalg as sla
+
+from ..motion import Motion
+from .clip import check_clip, clip_states, detect_clip_contacts
+from .contacts import contact_model_for_clip
+from .correct import CorrectionResult
+from .filter import DynamicsFilter, FilterDivergedError, FilterOptions, Pin, _constrain, _support_gaps
+from .zmp import FeasibilityError
+
+
+@dataclass(frozen=True)
+class SpringOptions:
+    """Contact springs of method B (c).
+
+    Attributes:
+        static_sink: penetration (m) at which the springs of all points carry the body's weight
+            (sets ``k_S`` per point from the mass and the number of points).
+        damping_ratio: ``k_D`` as a fraction of critical damping of the body on its springs.
+        substeps: integration substeps per frame.
+        w_pin: weight of the pinned links' acceleration rows against the joint references.
+        w_base: weight of the root's reference acceleration (the root is a dragged link of
+            the clip); small: the base rows fix the root's acceleration, so tracking it hard
+            only whips the joints (measured: 1, 10, 100 all worse on the lumbar sway).
+        max_deviation: the simulation stops (diverged) when a DoF is further than this from
+            the input (rad or m): the body has fallen.
+    """
+
+    static_sink: float = 0.001
+    damping_ratio: float = 1.0
+    substeps: int = 16
+    w_pin: float = 0.01
+    w_base: float = 0.01
+    max_deviation: float = 3.0
+
+
+def _check(o: SpringOptions) -> SpringOptions:
+    for name in ("static_sink", "damping_ratio", "w_pin", "w_base", "max_deviation"):
+        v = getattr(o, name)
+        if not (np.isfinite(v) and v > 0):
+            raise FeasibilityError(f"{name} must be a positive number, got {v!r}")
+    if int(o.substeps) < 1:
+        raise FeasibilityError(f"substeps must be >= 1, got {o.substeps!r}")
+    return o
+
+
+def base_inverse_inertia(filt: DynamicsFilter, q: np.ndarray, joints, points,
+                         base: np.ndarray) -> np.ndarray:
+    """Method B (a): ``Λ⁻¹ = J_b M_bb⁻¹ J_bᵀ`` ``(3k, 3k)`` of points fixed to joints with the
+    joint accelerations given (the body answers as one rigid body through its ``base`` DoFs).
+    ``points`` ``(k, 3)`` are world positions."""
+    M = filt.mass_matrix(q).copy()
+    rows = [((filt.S[:, 3:] + np.cross(filt.S[:, :3], x)).T * filt.chain[j])[:, base]
+            for j, x in zip(joints, points, strict=True)]
+    Jb = np.vstack(rows)
+    return Jb @ np.linalg.solve(M[np.ix_(base, base)], Jb.T)
+
+
+def method_b_clip(motion: Motion, options: FilterOptions | None = None,
+                  springs: SpringOptions = SpringOptions()) -> CorrectionResult:
+    """Method B over a whole clip (module docstring): simulate, then check the written poses.
+
+    Args:
+        motion: input clip (free-floating root). options: ``mu``, ``friction_safety``,
+            ``track_hz``, ``pin_hz``, ``w_root``, ``window``, ``max_accel`` are used.
+        springs: :class:`SpringOptions`.
+
+    Returns:
+        :class:`CorrectionResult` (``check`` is :func:`check_clip` of the output with contacts
+        and floor detected afresh, as ``animik feasibility`` does).
+
+    Raises:
+        FeasibilityError: bad options, no free root; ContactGeometryError: no contact geometry;
+        FilterDivergedError: the simulated body left the input by ``max_deviation`` (fell).
+    """
+    opt = (options or FilterOptions()).checked()
+    sp_ = _check(springs)
+    t0 = time.perf_counter()
+    skel = motion.skeleton
+    root = int(np.flatnonzero(skel.parents < 0)[0])
+    base = np.array(list(skel.joint_dofs(root)), dtype=np.int64)
+    if len(base) != 6:
+        raise FeasibilityError(f"method B needs a free-floating root (6 DoFs); {skel.name!r}'s "
+                               f"root {skel.joint_names[root]!r} has {len(base)}")
+    cm = contact_model_for_clip(skel, motion.q)
+    ref = clip_states(skel, motion.q, motion.fps, window=opt.window)
+    flags, floor = detect_clip_contacts(skel, ref.q, motion.fps, None, cm)
+    flags = _support_gaps(skel, ref.q, flags, floor, opt.flight_height, cm)
+    filt = DynamicsFilter(skel, opt, floor, contacts=cm)
+    T, n = ref.q.shape
+    P = len(cm.point_joint)
+    mass, g = skel.total_mass, float(np.linalg.norm(filt.g))
+    k_s = mass * g / (sp_.static_sink * P)  # all points together carry the weight at the sink
+    k_d = sp_.damping_ratio * 2.0 * np.sqrt(k_s * mass / P)
+    mu_s = opt.friction_safety * opt.mu
+    dt = 1.0 / motion.fps / sp_.substeps
+    wn = 2.0 * np.pi * opt.track_hz
+    kp, kd = wn * wn, 2.0 * wn
+    # The root is a dragged link of the clip (d): its reference acceleration is weighted
+    # w_base; reached only through the joints, since the base rows (a) fix the root's own.
+    wq = np.full(n, opt.w_joint)
+    wq[base] = sp_.w_base
+    H = np.diag(wq)
+    q, v = ref.q[0].copy(), ref.qd[0].copy()
+    out = np.empty((T, n))
+    anchor = np.full((P, 3), np.nan)  # (c) tangential spring anchors
+    pins: dict[int, Pin] = {}
+    for t in range(T):
+        out[t] = q
+        for _ in range(sp_.substeps):
+            filt.terms(q, v)
+            # (d) pinned links: the input's contact feet, where they land
+            for a in range(cm.n_areas):
+                if flags[t, a] and a not in pins:
+                    j = int(filt.area_joint[a])
+                    pins[a] = Pin(j, filt.pw[j].copy(), filt.Rw[j].copy())
+                elif not flags[t, a]:
+                    pins.pop(a, None)
+            # (c) spring-damper contact forces at the points
+            pj = cm.point_joint
+            x = filt.pw[pj] + np.einsum("pab,pb->pa", filt.Rw[pj], cm.point_local)
+            w = filt.V[pj, :3]
+            xd = filt.V[pj, 3:] + np.cross(w, x)
+            d = floor - x[:, 2]
+            touching = d > 0
+            anchor[~touching] = np.nan
+            new = touching & np.isnan(anchor[:, 0])
+            anchor[new] = x[new]
+            f = np.zeros((P, 3))
+            fn = np.maximum(k_s * d - k_d * xd[:, 2], 0.0) * touching
+            ft = -k_s * (x[:, :2] - anchor[:, :2]) - k_d * xd[:, :2]
+            ft[~touching] = 0.0
+            nt = np.linalg.norm(ft, axis=1)
+            lim = mu_s * fn
+            over = nt > lim
+            ft[over] *= (lim[over] / np.maximum(nt[over], 1e-300))[:, None]
+            # a slipping point drags its anchor along (Coulomb sliding)
+            anchor[over, :2] = x[over, :2] + ft[over] / k_s
+            f[:, :2], f[:, 2] = ft, fn
+            W = np.concatenate([np.cross(x, f).sum(axis=0), f.sum(axis=0)])
+            # (e) joint references, PD-tracked, clipped; pins as weighted rows
+            qdd_ref = ref.qdd[t] + kp * (ref.q[t] - q) + kd * (ref.qd[t] - v)
+            np.clip(qdd_ref, -opt.max_accel, opt.max_accel, out=qdd_ref)
+            Hs = H.copy()
+            gs = H @ qdd_ref
+            for pin in pins.values():
+                Jp, r, _ = filt.pin_rows(pin)
+                Hs += sp_.w_pin * (Jp.T @ Jp)
+                gs += sp_.w_pin * (Jp.T @ r)
+            cf = sla.cho_factor(Hs, lower=True, check_finite=False)
+            qdd = sla.cho_solve(cf, gs, check_finite=False)
+            qdd = _constrain(cf, qdd, filt.Aw, W - filt.bias)  # (a)-(b): base rows with f_C
+            v = v + dt * qdd  # (f) semi-implicit Euler
+            q = q + dt * v
+            dev = np.abs(q - ref.q[t]).max()
+            if not (np.isfinite(qdd).all() and dev < sp_.max_deviation):
+                raise FilterDivergedError(
+                    f"method B diverged at frame {t} of {T}: the simulated body is "
+                    f"{dev:.3g} (rad or m) away from the input (limit max_deviation = "
+                    f"{sp_.max_deviation}); the springs cannot hold it (docs/dynamics.md 5c)")
+    result = Motion(skel, out, motion.fps, dict(motion.meta))
+    seconds = time.perf_counter() - t0
+    chk = check_clip(result, mu=opt.mu, window=opt.window, contacts=cm)
+    first = check_clip(motion, mu=opt.mu, window=opt.window, contacts=cm)
+    hist = [(int((~c.feasible).sum()), int(c.check.in_contact.any(axis=1).sum()))
+            for c in (first, chk)]
+    return CorrectionResult(result, chk, hist, seconds, first)
