@@ -110,6 +110,9 @@ def build_parser() -> argparse.ArgumentParser:
     sp.add_argument("--unit", type=_args.bvh_unit, default=None,
                     help="BVH output unit: m, cm, mm, inch, cmu or metres per unit (default: "
                          "the input file's unit, else cm)")
+    sp.add_argument("--compact", action="store_true",
+                    help="BVH output: one channel per DoF instead of the default 3 rotation "
+                         "channels per rotating joint (root 6) that Blender's importer needs")
 
     sp = sub.add_parser("bench", help="run a benchmark and print its table",
                         description="Benchmarks print tables of timings; they never fail on "
@@ -270,7 +273,8 @@ def _cmd_convert(args) -> int:
     if ext in (".bvh", ".glb") and motion is None:
         motion = Motion(skel, skel.rest_q[None, :], fps=30.0)
     if ext == ".bvh":
-        write_bvh(motion, out, unit_scale=_unit_scale(args.unit))
+        write_bvh(motion, out, unit_scale=_unit_scale(args.unit),
+                  channels="compact" if args.compact else "full")
     elif ext == ".glb":
         write_glb(motion, out)
     elif ext == ".urdf":

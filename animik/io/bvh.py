@@ -45,8 +45,15 @@ Conventions (the file side of the Y-up ↔ Z-up boundary, see the architecture g
   line per frame. Beyond them: :class:`~animik.errors.BVHParseError`. Parsing is linear in the
   file size.
 
-Writing (:func:`write_bvh`) is the inverse and is lossless for files read here: read →
-write → read gives the same names, offsets, ``q`` and fps (values are written with 15
+Writing (:func:`write_bvh`) by default gives every joint that rotates exactly 3 rotation
+channels and a moving root 6 (3 position + 3 rotation), the form Blender's importer requires
+(it imports nothing from a joint with 1 or 2 rotation channels): a joint's missing axes are
+appended, in the order Z X Y, with value 0 (an identity factor at the end of the product), a
+moving root's missing position channels carry its OFFSET, and rotations that repeat an axis
+are replaced by the Z X Y angles of their product. The world motion is exactly the same; the
+DoFs read back are the padded ones. With ``channels="compact"`` (one channel per DoF) writing
+is the inverse of reading and lossless for files read here: read → write → read gives the same
+names, offsets, ``q`` and fps (values are written with 15
 significant digits by default, or as ``repr``, the shortest exact decimal, with
 ``precision=None``). Skeletons that did not come from BVH are written by conjugating
 every joint frame by ``G = bvh_from_world @
@@ -76,14 +83,14 @@ from pathlib import Path
 
 import numpy as np
 
-from ..errors import BVHParseError, FileFormatError, SkeletonError, UnknownNameError, names_hint
+from ..errors import BVHParseError, FileFormatError, OptionError, SkeletonError, UnknownNameError, names_hint
 from ..motion import Motion
-from ..rotations import matrix_from_principal_axis
+from ..rotations import euler_from_matrix, matrix_from_euler, matrix_from_principal_axis
 from ..skeleton import ROTATION, Dof, Joint, Site, Skeleton
 from ._atomic import atomic_write
 
-__all__ = ["BVH_FROM_WORLD", "UNITS", "WORLD_FROM_BVH", "check_bvh_skeleton", "detect_unit", "dumps_bvh",
-           "loads_bvh", "read_bvh", "resolve_unit", "write_bvh"]
+__all__ = ["BVH_FROM_WORLD", "CHANNEL_FORMS", "UNITS", "WORLD_FROM_BVH", "check_bvh_skeleton",
+           "detect_unit", "dumps_bvh", "loads_bvh", "read_bvh", "resolve_unit", "write_bvh"]
 
 #: Metres per file unit of the units :func:`read_bvh` knows (and detects).
 UNITS: Mapping[str, float] = {
@@ -693,6 +700,7 @@ def write_bvh(
     path: str | os.PathLike,
     unit_scale: float | str | None = None,
     precision: int | None = 15,
+    channels: str = "full",
 ) -> Path:
     """Write a motion as a BVH file (atomically: a failed write leaves ``path`` untouched).
 
@@ -704,6 +712,11 @@ def write_bvh(
             else 0.01 (centimetres).
         precision: significant digits of every number; ``None`` writes ``repr`` (the exact
             file-unit value; converting radians to degrees and back may still cost 1 ulp).
+        channels: ``"full"`` (default): every joint that rotates gets exactly 3 rotation
+            channels and a moving root 3 position + 3 rotation channels, the form Blender's
+            importer needs (it accepts only 0 or 3 rotation channels per joint); the added
+            channels are written as 0 after the joint's own, so the motion is exactly the
+            same. ``"compact"``: one channel per DoF (reads back with the same DoFs).
 
     Returns:
         The destination path.
@@ -711,19 +724,27 @@ def write_bvh(
     Raises:
         FileFormatError: empty motion, a skeleton BVH cannot represent (non-principal DoF
             axis, rest rotation below the root, translation after rotation in a joint,
-            duplicate translation channel, joint name with braces or odd whitespace).
+            duplicate translation channel, joint name with braces or odd whitespace; with
+            ``channels="full"``, a joint whose rotations repeat an axis or number more than 3).
+        OptionError: ``channels`` is neither ``"full"`` nor ``"compact"``.
     """
-    return atomic_write(path, dumps_bvh(motion, unit_scale, precision))
+    return atomic_write(path, dumps_bvh(motion, unit_scale, precision, channels))
 
 
-def dumps_bvh(motion: Motion, unit_scale: float | str | None = None, precision: int | None = 15
-              ) -> bytes:
+#: The channel layouts :func:`write_bvh` writes.
+CHANNEL_FORMS = ("full", "compact")
+
+
+def dumps_bvh(motion: Motion, unit_scale: float | str | None = None, precision: int | None = 15,
+              channels: str = "full") -> bytes:
     """The BVH file content :func:`write_bvh` writes, as UTF-8 bytes (same arguments, errors).
 
     Returns:
         The file content; :func:`loads_bvh` reads it back.
     """
     skel = motion.skeleton
+    if channels not in CHANNEL_FORMS:
+        raise OptionError(f"channels must be one of {CHANNEL_FORMS}, got {channels!r}")
     if motion.n_frames == 0:
         raise FileFormatError("cannot write an empty motion (0 frames) to BVH")
     if unit_scale is None:
@@ -740,7 +761,7 @@ def dumps_bvh(motion: Motion, unit_scale: float | str | None = None, precision: 
             return spec % x
 
     with np.errstate(all="ignore"):
-        out_joints, columns = _bvh_layout(skel, motion.q, scale)
+        out_joints, columns = _bvh_layout(skel, motion.q, scale, full=channels == "full")
     finite = np.all(np.isfinite(columns)) and all(
         np.all(np.isfinite(oj.offset)) and all(np.all(np.isfinite(e)) for e in oj.end_sites)
         for oj in out_joints)
@@ -776,6 +797,40 @@ def dumps_bvh(motion: Motion, unit_scale: float | str | None = None, precision: 
     return ("\n".join(lines) + "\n").encode("utf-8")
 
 
+def _pad_channels(name: str, root: bool, channels: list[str], cols: list[np.ndarray],
+                  offset: np.ndarray, replaced: dict[int, float], scale: float, n: int) -> None:
+    """Complete one joint's channels in place to Blender's form (0 or 3 rotations, root 6).
+
+    Missing rotation axes go after the joint's own rotations with value 0 (an identity factor
+    at the end of the product: the rotation is unchanged); a root's missing position axes go
+    after its positions with the OFFSET component as value (position channels replace it).
+    Rotations that repeat an axis (``rx ry rx``) or number more than 3 are replaced by the
+    ``Zrotation Xrotation Yrotation`` angles of their product (same rotation to ~1e-15).
+    """
+    n_pos = sum(c.endswith("position") for c in channels)
+    rot_axes = [c[0].lower() for c in channels if c.endswith("rotation")]
+    if len(set(rot_axes)) != len(rot_axes) or len(rot_axes) > 3:
+        angles = np.radians(np.stack(cols[n_pos:], axis=-1))
+        r = matrix_from_euler(angles, "".join(rot_axes))
+        zxy = np.degrees(euler_from_matrix(r, "zxy"))
+        del channels[n_pos:], cols[n_pos:]
+        channels.extend(_CHANNEL_OF_KIND["r" + a] for a in "zxy")
+        cols.extend(zxy[:, i] for i in range(3))
+        rot_axes = list("zxy")
+    if root:
+        for ax, letter in enumerate("xyz"):
+            if ax not in replaced:
+                replaced[ax] = offset[ax]
+                channels.insert(n_pos, _CHANNEL_OF_KIND["t" + letter])
+                cols.insert(n_pos, np.full(n, offset[ax] / scale))
+                n_pos += 1
+    if rot_axes or root:
+        for letter in "zxy":
+            if letter not in rot_axes:
+                channels.append(_CHANNEL_OF_KIND["r" + letter])
+                cols.append(np.zeros(n))
+
+
 def check_bvh_skeleton(skel: Skeleton) -> None:
     """Raise :class:`FileFormatError` (saying why) if :func:`write_bvh` cannot hold ``skel``.
 
@@ -784,8 +839,13 @@ def check_bvh_skeleton(skel: Skeleton) -> None:
     _bvh_layout(skel, skel.rest_q[None], 0.01)
 
 
-def _bvh_layout(skel: Skeleton, q: np.ndarray, scale: float) -> tuple[list[_OutJoint], np.ndarray]:
-    """Joint records in file units and the ``(T, n_channels)`` channel values."""
+def _bvh_layout(skel: Skeleton, q: np.ndarray, scale: float, full: bool = False
+                ) -> tuple[list[_OutJoint], np.ndarray]:
+    """Joint records in file units and the ``(T, n_channels)`` channel values.
+
+    ``full``: pad every rotating joint to 3 rotation channels and a moving root to 6 channels
+    (see :func:`write_bvh`); the padding values are 0 (identity) or the OFFSET component.
+    """
     g = BVH_FROM_WORLD @ skel.rest_rotations[0]
     from_bvh = "bvh_end_sites" in skel.meta
     end_listed = set(skel.meta.get("bvh_end_sites", ()))
@@ -846,6 +906,8 @@ def _bvh_layout(skel: Skeleton, q: np.ndarray, scale: float) -> tuple[list[_OutJ
                 replaced[ax] = offset[ax] + sign * skel.rest_q[k]
                 channels.append(_CHANNEL_OF_KIND["t" + letter])
                 cols.append((offset[ax] + sign * q[:, k]) / scale)
+        if full and channels:
+            _pad_channels(name, p < 0, channels, cols, offset, replaced, scale, q.shape[0])
         file_offset = offset.copy()
         for ax, v in replaced.items():
             file_offset[ax] = v
