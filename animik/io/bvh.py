@@ -89,8 +89,9 @@ from ..rotations import euler_from_matrix, matrix_from_euler, matrix_from_princi
 from ..skeleton import ROTATION, Dof, Joint, Site, Skeleton
 from ._atomic import atomic_write
 
-__all__ = ["BVH_FROM_WORLD", "CHANNEL_FORMS", "UNITS", "WORLD_FROM_BVH", "check_bvh_skeleton",
-           "detect_unit", "dumps_bvh", "loads_bvh", "read_bvh", "resolve_unit", "write_bvh"]
+__all__ = ["BVH_FROM_WORLD", "CHANNEL_FORMS", "UNITS", "UP_AXES", "WORLD_FROM_BVH",
+           "check_bvh_skeleton", "detect_unit", "detect_up", "dumps_bvh", "loads_bvh", "read_bvh",
+           "resolve_unit", "write_bvh"]
 
 #: Metres per file unit of the units :func:`read_bvh` knows (and detects).
 UNITS: Mapping[str, float] = {
@@ -517,10 +518,10 @@ def detect_unit(height: float) -> tuple[str, float]:
     return name, UNITS[name]
 
 
-def _figure_height(joints: list[_BVHJoint], data: np.ndarray) -> float:
-    """Vertical (BVH y) extent, file units, of joints and End Sites: max of rest and frame 0."""
+def _figure_points(joints: list[_BVHJoint], data: np.ndarray) -> list[np.ndarray]:
+    """Positions ``(n, 3)`` (file units, BVH frame) of joints and End Sites: rest, then frame 0."""
     rows = [None] if len(data) == 0 else [None, data[0]]
-    best = 0.0
+    out = []
     with np.errstate(all="ignore"):
         for row in rows:
             pos = np.zeros((len(joints), 3))
@@ -546,15 +547,53 @@ def _figure_height(joints: list[_BVHJoint], data: np.ndarray) -> float:
                     rot[j] = rot[jt.parent] @ r
                 pts.append(pos[j])
                 pts.extend(pos[j] + rot[j] @ e for e in jt.end_sites)
-            y = np.array(pts)[:, 1]
-            h = float(y.max() - y.min())
+            out.append(np.array(pts))
+    return out
+
+
+def _figure_height(points: list[np.ndarray], up: str = "y") -> float:
+    """Extent, file units, along the file's up axis: the larger of rest and frame 0."""
+    best = 0.0
+    with np.errstate(all="ignore"):
+        for pts in points:
+            v = pts[:, _AXIS_INDEX[up]]
+            h = float(v.max() - v.min())
             if math.isfinite(h):
                 best = max(best, h)
     return best
 
 
+def detect_up(points: np.ndarray | list[np.ndarray]) -> str:
+    """The up axis (``"y"`` or ``"z"``) of a BVH file from its figure.
+
+    Rule: a standing figure is taller than it is deep. The figure is every joint and End Site
+    but the ROOT joint itself (some files' ROOT is a ground node far from the body); its extent
+    along the file's Y and Z axes is summed over the rest pose and frame 0, as either may
+    mislead alone (the Bandai Namco files' rest pose lays the bones along X: Y:Z is 1.3 there).
+    Z is up only when that extent is :data:`UP_MARGIN` (2) times the Y one, else Y, the
+    format's convention: animik's own files of arbitrary skeletons read back as written, and
+    the shared humans' summed Y:Z ratio is 3.2–8.8, so they and their Z-up copies are far from
+    the threshold. X is left out: Y-up and Z-up (Blender) files share it as the side axis, and
+    a T-pose's arm span is about its height. Meant for bipeds; pass ``up`` for a figure longer
+    than tall (quadrupeds, snakes).
+
+    Args:
+        points: ``(n, 3)`` positions in the file frame (file units), or a sequence of such
+            arrays (poses) whose extents are summed.
+    """
+    poses = [points] if isinstance(points, np.ndarray) else list(points)
+    ext = np.zeros(3)
+    with np.errstate(all="ignore"):
+        for pts in poses:
+            if len(pts):
+                ext = ext + (pts.max(axis=0) - pts.min(axis=0))
+    if not np.all(np.isfinite(ext)):
+        return "y"
+    return "z" if ext[2] > UP_MARGIN * ext[1] else "y"
+
+
 # ---------------------------------------------------------------------------- reading
-def read_bvh(path: str | os.PathLike, unit: str | float | None = None) -> Motion:
+def read_bvh(path: str | os.PathLike, unit: str | float | None = None, up: str = "auto") -> Motion:
     """Read a BVH file as a :class:`~animik.motion.Motion` in metres, radians, Z up.
 
     Args:
@@ -562,6 +601,8 @@ def read_bvh(path: str | os.PathLike, unit: str | float | None = None) -> Motion
         unit: length unit of the file: a name of :data:`UNITS` (``"m" "cm" "mm" "inch"
             "cmu"``) or metres per file unit; ``None`` detects it from the figure's height
             (see the module docstring).
+        up: the file's up axis: ``"y"`` (the BVH convention), ``"z"`` (Blender's exporter) or
+            ``"auto"`` (:func:`detect_up`). A Z-up file's frame is animik's world frame.
 
     Returns:
         A motion whose skeleton has the file's joints (ROOT and JOINTs in file order, End
@@ -573,20 +614,33 @@ def read_bvh(path: str | os.PathLike, unit: str | float | None = None) -> Motion
         BVHParseError: the file is malformed (the error carries the line number).
         UnknownNameError: ``unit`` is not a known unit name.
         FileFormatError: ``unit`` is not a positive number.
+        OptionError: ``up`` is not ``"y"``, ``"z"`` or ``"auto"``.
     """
     src = os.fspath(path)
     p = Path(src)
     if unit is not None:
         resolve_unit(unit)  # a bad unit is reported before the file is read
+    _check_up(up)
     try:
         raw = p.read_bytes()
     except FileNotFoundError:
         raise FileNotFoundError(errno.ENOENT, "BVH file not found", src) from None
-    return loads_bvh(raw, unit=unit, source=src, name=p.stem or "bvh")
+    return loads_bvh(raw, unit=unit, source=src, name=p.stem or "bvh", up=up)
+
+
+#: :func:`detect_up` calls a file Z-up when its figure spans this many times more along Z than Y.
+UP_MARGIN = 2.0
+#: The up-axis choices of :func:`read_bvh`.
+UP_AXES = ("auto", "y", "z")
+
+
+def _check_up(up: object) -> None:
+    if up not in UP_AXES:
+        raise OptionError(f"up must be one of {UP_AXES}, got {up!r}")
 
 
 def loads_bvh(data: bytes | str, unit: str | float | None = None, source: str = "<bytes>",
-              name: str = "bvh") -> Motion:
+              name: str = "bvh", up: str = "auto") -> Motion:
     """Read BVH file content (bytes or text) as a :class:`~animik.motion.Motion`.
 
     The same as :func:`read_bvh` without a file: for content received over a network or held
@@ -597,11 +651,13 @@ def loads_bvh(data: bytes | str, unit: str | float | None = None, source: str = 
         unit: as in :func:`read_bvh`.
         source: names the content in error messages and ``skeleton.meta["source"]``.
         name: the skeleton's name (:func:`read_bvh` uses the file stem).
+        up: as in :func:`read_bvh`.
 
     Raises:
         BVHParseError: the content is malformed (the error carries the line number).
-        UnknownNameError, FileFormatError: a bad ``unit``.
+        UnknownNameError, FileFormatError: a bad ``unit``. OptionError: a bad ``up``.
     """
+    _check_up(up)
     if unit is not None:
         unit_name, scale = resolve_unit(unit)
     if isinstance(data, str):
@@ -617,12 +673,17 @@ def loads_bvh(data: bytes | str, unit: str | float | None = None, source: str = 
                 line=line, path=source,
             ) from None
     bvh = _parse(text, source)
+    points = _figure_points(bvh.joints, bvh.data) if (unit is None or up == "auto") else []
+    if up == "auto":
+        up = detect_up([pts[1 + len(bvh.joints[0].end_sites):] for pts in points])
     if unit is None:
-        unit_name, scale = detect_unit(_figure_height(bvh.joints, bvh.data))
-    return _build_motion(bvh, scale, unit_name, source, name)
+        unit_name, scale = detect_unit(_figure_height(points, up))
+    return _build_motion(bvh, scale, unit_name, source, name, up)
 
 
-def _build_motion(bvh: _BVHFile, scale: float, unit_name: str, src: str, name: str) -> Motion:
+def _build_motion(bvh: _BVHFile, scale: float, unit_name: str, src: str, name: str,
+                  up: str = "y") -> Motion:
+    world_from_file = WORLD_FROM_BVH if up == "y" else np.eye(3)
     joint_specs = []
     site_specs = []
     site_names: set[str] = set()
@@ -651,9 +712,9 @@ def _build_motion(bvh: _BVHFile, scale: float, unit_name: str, src: str, name: s
         joint_specs.append(Joint(
             jt.name,
             None if root else bvh.joints[jt.parent].name,
-            offset=tuple(WORLD_FROM_BVH @ offset) if root else tuple(offset),
+            offset=tuple(world_from_file @ offset) if root else tuple(offset),
             dofs=dofs,
-            rotation=WORLD_FROM_BVH if root else None,
+            rotation=world_from_file if root else None,
         ))
         for e in jt.end_sites:
             base = f"{jt.name}_end"
@@ -664,7 +725,7 @@ def _build_motion(bvh: _BVHFile, scale: float, unit_name: str, src: str, name: s
             site_names.add(site_name)
             end_names.append(site_name)
             site_specs.append(Site(site_name, jt.name, tuple(e * scale)))
-    meta = {"source": src, "bvh_unit": unit_name, "bvh_unit_scale": scale}
+    meta = {"source": src, "bvh_unit": unit_name, "bvh_unit_scale": scale, "bvh_up": up}
     try:
         with np.errstate(all="ignore"):
             skel = Skeleton.from_joints(
