@@ -8,6 +8,10 @@ Conventions (the file side of the Y-up ↔ Z-up boundary, see the architecture g
   its End Sites in the BVH frame with an identity rest rotation, so the world positions are
   the BVH positions rotated into Z-up and everything below the root is stored exactly as in
   the file.
+* **Z-up files.** Blender's exporter writes Z-up BVH. ``read_bvh(up="z")`` takes the file
+  frame as animik's world frame (identity root rest rotation); ``up="auto"`` (default) picks
+  Y or Z by :func:`detect_up`; the choice is ``meta["bvh_up"]``. The figure height of the unit
+  detection is then measured along that axis.
 * **Channels → DoFs.** Each channel becomes one DoF of its joint, in file order:
   ``Xrotation`` → kind ``"rx"`` named ``f"{joint}_rx"``, ``Yposition`` → ``"ty"`` named
   ``f"{joint}_ty"``... (a repeated rotation channel gets a numeric suffix, ``_rx2``). Limits
@@ -24,7 +28,8 @@ Conventions (the file side of the Y-up ↔ Z-up boundary, see the architecture g
   several); their names are listed in ``skeleton.meta["bvh_end_sites"]``.
 * **Units.** ``q`` and offsets are metres and radians. The file unit is ``unit`` (a name of
   :data:`UNITS` or metres per file unit), or, by default, detected from the figure's height:
-  the vertical (BVH ``y``) extent of all joints and End Sites, the larger of the rest pose
+  the vertical (BVH ``y``, or ``z`` for a Z-up file) extent of all joints and End Sites, the
+  larger of the rest pose
   and the first frame, is converted with each candidate unit and the one closest to 1.7 m
   in log ratio wins. The choice is stored as ``meta["bvh_unit"]`` and
   ``meta["bvh_unit_scale"]`` in both ``Motion.meta`` and ``Skeleton.meta``, with
