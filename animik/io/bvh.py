@@ -578,23 +578,27 @@ def detect_up(points: np.ndarray | list[np.ndarray]) -> str:
     Z is up only when that extent is :data:`UP_MARGIN` (2) times the Y one, else Y, the
     format's convention: animik's own files of arbitrary skeletons read back as written, and
     the shared humans' summed Y:Z ratio is 3.2–8.8, so they and their Z-up copies are far from
-    the threshold. X is left out: Y-up and Z-up (Blender) files share it as the side axis, and
+    the threshold; the rest pose alone must also span more along Z than Y (a figure flat at rest
+    stays Y whatever frame 0 does). X is left out: Y-up and Z-up (Blender) files share it as
+    the side axis, and
     a T-pose's arm span is about its height. Meant for bipeds; pass ``up`` for a figure longer
     than tall (quadrupeds, snakes).
 
     Args:
         points: ``(n, 3)`` positions in the file frame (file units), or a sequence of such
-            arrays (poses) whose extents are summed.
+            arrays (poses, the rest pose first) whose extents are summed.
     """
     poses = [points] if isinstance(points, np.ndarray) else list(points)
-    ext = np.zeros(3)
+    exts = []
     with np.errstate(all="ignore"):
         for pts in poses:
-            if len(pts):
-                ext = ext + (pts.max(axis=0) - pts.min(axis=0))
+            exts.append(pts.max(axis=0) - pts.min(axis=0) if len(pts) else np.zeros(3))
+    ext = np.sum(exts, axis=0) if exts else np.zeros(3)
     if not np.all(np.isfinite(ext)):
         return "y"
-    return "z" if ext[2] > UP_MARGIN * ext[1] else "y"
+    # The rest pose (first) must not contradict: a flat figure (all bones in one horizontal
+    # plane at rest, any pose later) stays Y.
+    return "z" if ext[2] > UP_MARGIN * ext[1] and exts[0][2] > exts[0][1] else "y"
 
 
 # ---------------------------------------------------------------------------- reading
