@@ -21,7 +21,8 @@ from . import _cli_args as _args
 from ._table import format_table
 from ._version import __version__
 from .errors import AnimikError
-from .io.bvh import resolve_unit, write_bvh
+from .io.bvh import resolve_unit
+from .io.bvh_compat import write_bvh_compatible
 from .io.gltf import write_glb
 from .io.mjcf import write_mjcf
 from .io.rigfile import write_rig
@@ -110,6 +111,9 @@ def build_parser() -> argparse.ArgumentParser:
     sp.add_argument("--unit", type=_args.bvh_unit, default=None,
                     help="BVH output unit: m, cm, mm, inch, cmu or metres per unit (default: "
                          "the input file's unit, else cm)")
+    sp.add_argument("--compact", action="store_true",
+                    help="BVH output: one channel per DoF instead of the default 3 rotation "
+                         "channels per rotating joint (root 6) that Blender's importer needs")
 
     sp = sub.add_parser("bench", help="run a benchmark and print its table",
                         description="Benchmarks print tables of timings; they never fail on "
@@ -270,7 +274,9 @@ def _cmd_convert(args) -> int:
     if ext in (".bvh", ".glb") and motion is None:
         motion = Motion(skel, skel.rest_q[None, :], fps=30.0)
     if ext == ".bvh":
-        write_bvh(motion, out, unit_scale=_unit_scale(args.unit))
+        # joints BVH cannot hold as they are (body95's thumbs: a rest rotation) are rewritten
+        write_bvh_compatible(motion, out, unit_scale=_unit_scale(args.unit),
+                             channels="compact" if args.compact else "full")
     elif ext == ".glb":
         write_glb(motion, out)
     elif ext == ".urdf":

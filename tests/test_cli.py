@@ -55,6 +55,16 @@ def test_convert_rig_to_every_format(tmp_path):
     assert animik.load_rig(str(tmp_path / "fig2.toml")).dof_names == skel.dof_names
 
 
+def test_convert_body95_to_bvh_rewrites_what_bvh_cannot_hold(tmp_path):
+    """body95's thumbs have a rest rotation BVH cannot hold: convert rewrites them (it failed)."""
+    out = tmp_path / "body95.bvh"
+    assert main(["convert", "body95", str(out)]) == 0
+    back = animik.read_bvh(out)
+    skel = animik.load_rig("body95")
+    np.testing.assert_allclose(animik.joint_positions(back.skeleton, back.q[0]),
+                               animik.joint_positions(skel, skel.rest_q), atol=1e-9)
+
+
 @needs_shared
 def test_convert_bvh_roundtrip(tmp_path):
     src = shared_bvh_files()[0]

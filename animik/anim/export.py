@@ -35,7 +35,7 @@ def export_clip(clip: Clip, path: str | os.PathLike, fps: float | None = None, *
         clip: the clip.
         path: destination file.
         fps: sampling rate (default ``clip.fps``).
-        **options: passed to :func:`animik.io.bvh.write_bvh` (``unit_scale``, ``precision``) or
+        **options: passed to :func:`animik.io.bvh.write_bvh` (``unit_scale``, ``precision``, ``channels``) or
             :func:`animik.io.gltf.write_glb` (``mesh``).
 
     Returns:

@@ -54,6 +54,9 @@ def add_parser(subparsers) -> argparse.ArgumentParser:
     p.add_argument("--unit", type=_args.bvh_unit, default=None,
                    help="BVH length unit: m, cm, mm, inch, cmu or metres per unit (default: the "
                         "rig's BVH unit, else cm)")
+    p.add_argument("--compact", action="store_true",
+                   help="bvh: one channel per DoF instead of the default 3 rotation channels per "
+                        "rotating joint (root 6) that Blender's importer needs")
     p.add_argument("--no-mesh", action="store_true", help="glb: skeleton and animation only")
     p.set_defaults(func=run)
     return p
@@ -135,6 +138,8 @@ def run(args: argparse.Namespace) -> int:
     options = {}
     if ext == ".bvh" and args.unit is not None:
         options["unit_scale"] = args.unit
+    if ext == ".bvh" and args.compact:
+        options["channels"] = "compact"
     if ext == ".glb":
         options["mesh"] = not args.no_mesh
     export_clip(clip, out, fps=args.fps, **options)

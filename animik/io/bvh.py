@@ -8,6 +8,10 @@ Conventions (the file side of the Y-up ↔ Z-up boundary, see the architecture g
   its End Sites in the BVH frame with an identity rest rotation, so the world positions are
   the BVH positions rotated into Z-up and everything below the root is stored exactly as in
   the file.
+* **Z-up files.** Blender's exporter writes Z-up BVH. ``read_bvh(up="z")`` takes the file
+  frame as animik's world frame (identity root rest rotation); ``up="auto"`` (default) picks
+  Y or Z by :func:`detect_up`; the choice is ``meta["bvh_up"]``. The figure height of the unit
+  detection is then measured along that axis.
 * **Channels → DoFs.** Each channel becomes one DoF of its joint, in file order:
   ``Xrotation`` → kind ``"rx"`` named ``f"{joint}_rx"``, ``Yposition`` → ``"ty"`` named
   ``f"{joint}_ty"``... (a repeated rotation channel gets a numeric suffix, ``_rx2``). Limits
@@ -24,7 +28,8 @@ Conventions (the file side of the Y-up ↔ Z-up boundary, see the architecture g
   several); their names are listed in ``skeleton.meta["bvh_end_sites"]``.
 * **Units.** ``q`` and offsets are metres and radians. The file unit is ``unit`` (a name of
   :data:`UNITS` or metres per file unit), or, by default, detected from the figure's height:
-  the vertical (BVH ``y``) extent of all joints and End Sites, the larger of the rest pose
+  the vertical (BVH ``y``, or ``z`` for a Z-up file) extent of all joints and End Sites, the
+  larger of the rest pose
   and the first frame, is converted with each candidate unit and the one closest to 1.7 m
   in log ratio wins. The choice is stored as ``meta["bvh_unit"]`` and
   ``meta["bvh_unit_scale"]`` in both ``Motion.meta`` and ``Skeleton.meta``, with
@@ -45,8 +50,15 @@ Conventions (the file side of the Y-up ↔ Z-up boundary, see the architecture g
   line per frame. Beyond them: :class:`~animik.errors.BVHParseError`. Parsing is linear in the
   file size.
 
-Writing (:func:`write_bvh`) is the inverse and is lossless for files read here: read →
-write → read gives the same names, offsets, ``q`` and fps (values are written with 15
+Writing (:func:`write_bvh`) by default gives every joint that rotates exactly 3 rotation
+channels and a moving root 6 (3 position + 3 rotation), the form Blender's importer requires
+(it imports nothing from a joint with 1 or 2 rotation channels): a joint's missing axes are
+appended, in the order Z X Y, with value 0 (an identity factor at the end of the product), a
+moving root's missing position channels carry its OFFSET, and rotations that repeat an axis
+are replaced by the Z X Y angles of their product. The world motion is exactly the same; the
+DoFs read back are the padded ones. With ``channels="compact"`` (one channel per DoF) writing
+is the inverse of reading and lossless for files read here: read → write → read gives the same
+names, offsets, ``q`` and fps (values are written with 15
 significant digits by default, or as ``repr``, the shortest exact decimal, with
 ``precision=None``). Skeletons that did not come from BVH are written by conjugating
 every joint frame by ``G = bvh_from_world @
@@ -76,14 +88,15 @@ from pathlib import Path
 
 import numpy as np
 
-from ..errors import BVHParseError, FileFormatError, SkeletonError, UnknownNameError, names_hint
+from ..errors import BVHParseError, FileFormatError, OptionError, SkeletonError, UnknownNameError, names_hint
 from ..motion import Motion
-from ..rotations import matrix_from_principal_axis
+from ..rotations import euler_from_matrix, matrix_from_euler, matrix_from_principal_axis
 from ..skeleton import ROTATION, Dof, Joint, Site, Skeleton
 from ._atomic import atomic_write
 
-__all__ = ["BVH_FROM_WORLD", "UNITS", "WORLD_FROM_BVH", "check_bvh_skeleton", "detect_unit", "dumps_bvh",
-           "loads_bvh", "read_bvh", "resolve_unit", "write_bvh"]
+__all__ = ["BVH_FROM_WORLD", "CHANNEL_FORMS", "UNITS", "UP_AXES", "WORLD_FROM_BVH",
+           "check_bvh_skeleton", "detect_unit", "detect_up", "dumps_bvh", "loads_bvh", "read_bvh",
+           "resolve_unit", "write_bvh"]
 
 #: Metres per file unit of the units :func:`read_bvh` knows (and detects).
 UNITS: Mapping[str, float] = {
@@ -510,10 +523,10 @@ def detect_unit(height: float) -> tuple[str, float]:
     return name, UNITS[name]
 
 
-def _figure_height(joints: list[_BVHJoint], data: np.ndarray) -> float:
-    """Vertical (BVH y) extent, file units, of joints and End Sites: max of rest and frame 0."""
+def _figure_points(joints: list[_BVHJoint], data: np.ndarray) -> list[np.ndarray]:
+    """Positions ``(n, 3)`` (file units, BVH frame) of joints and End Sites: rest, then frame 0."""
     rows = [None] if len(data) == 0 else [None, data[0]]
-    best = 0.0
+    out = []
     with np.errstate(all="ignore"):
         for row in rows:
             pos = np.zeros((len(joints), 3))
@@ -539,15 +552,57 @@ def _figure_height(joints: list[_BVHJoint], data: np.ndarray) -> float:
                     rot[j] = rot[jt.parent] @ r
                 pts.append(pos[j])
                 pts.extend(pos[j] + rot[j] @ e for e in jt.end_sites)
-            y = np.array(pts)[:, 1]
-            h = float(y.max() - y.min())
+            out.append(np.array(pts))
+    return out
+
+
+def _figure_height(points: list[np.ndarray], up: str = "y") -> float:
+    """Extent, file units, along the file's up axis: the larger of rest and frame 0."""
+    best = 0.0
+    with np.errstate(all="ignore"):
+        for pts in points:
+            v = pts[:, _AXIS_INDEX[up]]
+            h = float(v.max() - v.min())
             if math.isfinite(h):
                 best = max(best, h)
     return best
 
 
+def detect_up(points: np.ndarray | list[np.ndarray]) -> str:
+    """The up axis (``"y"`` or ``"z"``) of a BVH file from its figure.
+
+    Rule: a standing figure is taller than it is deep. The figure is every joint and End Site
+    but the ROOT joint itself (some files' ROOT is a ground node far from the body); its extent
+    along the file's Y and Z axes is summed over the rest pose and frame 0, as either may
+    mislead alone (the Bandai Namco files' rest pose lays the bones along X: Y:Z is 1.3 there).
+    Z is up only when that extent is :data:`UP_MARGIN` (2) times the Y one, else Y, the
+    format's convention: animik's own files of arbitrary skeletons read back as written, and
+    the shared humans' summed Y:Z ratio is 3.2–8.8, so they and their Z-up copies are far from
+    the threshold; the rest pose alone must also span more along Z than Y (a figure flat at rest
+    stays Y whatever frame 0 does). X is left out: Y-up and Z-up (Blender) files share it as
+    the side axis, and
+    a T-pose's arm span is about its height. Meant for bipeds; pass ``up`` for a figure longer
+    than tall (quadrupeds, snakes).
+
+    Args:
+        points: ``(n, 3)`` positions in the file frame (file units), or a sequence of such
+            arrays (poses, the rest pose first) whose extents are summed.
+    """
+    poses = [points] if isinstance(points, np.ndarray) else list(points)
+    exts = []
+    with np.errstate(all="ignore"):
+        for pts in poses:
+            exts.append(pts.max(axis=0) - pts.min(axis=0) if len(pts) else np.zeros(3))
+    ext = np.sum(exts, axis=0) if exts else np.zeros(3)
+    if not np.all(np.isfinite(ext)):
+        return "y"
+    # The rest pose (first) must not contradict: a flat figure (all bones in one horizontal
+    # plane at rest, any pose later) stays Y.
+    return "z" if ext[2] > UP_MARGIN * ext[1] and exts[0][2] > exts[0][1] else "y"
+
+
 # ---------------------------------------------------------------------------- reading
-def read_bvh(path: str | os.PathLike, unit: str | float | None = None) -> Motion:
+def read_bvh(path: str | os.PathLike, unit: str | float | None = None, up: str = "auto") -> Motion:
     """Read a BVH file as a :class:`~animik.motion.Motion` in metres, radians, Z up.
 
     Args:
@@ -555,6 +610,8 @@ def read_bvh(path: str | os.PathLike, unit: str | float | None = None) -> Motion
         unit: length unit of the file: a name of :data:`UNITS` (``"m" "cm" "mm" "inch"
             "cmu"``) or metres per file unit; ``None`` detects it from the figure's height
             (see the module docstring).
+        up: the file's up axis: ``"y"`` (the BVH convention), ``"z"`` (Blender's exporter) or
+            ``"auto"`` (:func:`detect_up`). A Z-up file's frame is animik's world frame.
 
     Returns:
         A motion whose skeleton has the file's joints (ROOT and JOINTs in file order, End
@@ -566,20 +623,33 @@ def read_bvh(path: str | os.PathLike, unit: str | float | None = None) -> Motion
         BVHParseError: the file is malformed (the error carries the line number).
         UnknownNameError: ``unit`` is not a known unit name.
         FileFormatError: ``unit`` is not a positive number.
+        OptionError: ``up`` is not ``"y"``, ``"z"`` or ``"auto"``.
     """
     src = os.fspath(path)
     p = Path(src)
     if unit is not None:
         resolve_unit(unit)  # a bad unit is reported before the file is read
+    _check_up(up)
     try:
         raw = p.read_bytes()
     except FileNotFoundError:
         raise FileNotFoundError(errno.ENOENT, "BVH file not found", src) from None
-    return loads_bvh(raw, unit=unit, source=src, name=p.stem or "bvh")
+    return loads_bvh(raw, unit=unit, source=src, name=p.stem or "bvh", up=up)
+
+
+#: :func:`detect_up` calls a file Z-up when its figure spans this many times more along Z than Y.
+UP_MARGIN = 2.0
+#: The up-axis choices of :func:`read_bvh`.
+UP_AXES = ("auto", "y", "z")
+
+
+def _check_up(up: object) -> None:
+    if up not in UP_AXES:
+        raise OptionError(f"up must be one of {UP_AXES}, got {up!r}")
 
 
 def loads_bvh(data: bytes | str, unit: str | float | None = None, source: str = "<bytes>",
-              name: str = "bvh") -> Motion:
+              name: str = "bvh", up: str = "auto") -> Motion:
     """Read BVH file content (bytes or text) as a :class:`~animik.motion.Motion`.
 
     The same as :func:`read_bvh` without a file: for content received over a network or held
@@ -590,11 +660,13 @@ def loads_bvh(data: bytes | str, unit: str | float | None = None, source: str = 
         unit: as in :func:`read_bvh`.
         source: names the content in error messages and ``skeleton.meta["source"]``.
         name: the skeleton's name (:func:`read_bvh` uses the file stem).
+        up: as in :func:`read_bvh`.
 
     Raises:
         BVHParseError: the content is malformed (the error carries the line number).
-        UnknownNameError, FileFormatError: a bad ``unit``.
+        UnknownNameError, FileFormatError: a bad ``unit``. OptionError: a bad ``up``.
     """
+    _check_up(up)
     if unit is not None:
         unit_name, scale = resolve_unit(unit)
     if isinstance(data, str):
@@ -610,12 +682,17 @@ def loads_bvh(data: bytes | str, unit: str | float | None = None, source: str = 
                 line=line, path=source,
             ) from None
     bvh = _parse(text, source)
+    points = _figure_points(bvh.joints, bvh.data) if (unit is None or up == "auto") else []
+    if up == "auto":
+        up = detect_up([pts[1 + len(bvh.joints[0].end_sites):] for pts in points])
     if unit is None:
-        unit_name, scale = detect_unit(_figure_height(bvh.joints, bvh.data))
-    return _build_motion(bvh, scale, unit_name, source, name)
+        unit_name, scale = detect_unit(_figure_height(points, up))
+    return _build_motion(bvh, scale, unit_name, source, name, up)
 
 
-def _build_motion(bvh: _BVHFile, scale: float, unit_name: str, src: str, name: str) -> Motion:
+def _build_motion(bvh: _BVHFile, scale: float, unit_name: str, src: str, name: str,
+                  up: str = "y") -> Motion:
+    world_from_file = WORLD_FROM_BVH if up == "y" else np.eye(3)
     joint_specs = []
     site_specs = []
     site_names: set[str] = set()
@@ -644,9 +721,9 @@ def _build_motion(bvh: _BVHFile, scale: float, unit_name: str, src: str, name: s
         joint_specs.append(Joint(
             jt.name,
             None if root else bvh.joints[jt.parent].name,
-            offset=tuple(WORLD_FROM_BVH @ offset) if root else tuple(offset),
+            offset=tuple(world_from_file @ offset) if root else tuple(offset),
             dofs=dofs,
-            rotation=WORLD_FROM_BVH if root else None,
+            rotation=world_from_file if root else None,
         ))
         for e in jt.end_sites:
             base = f"{jt.name}_end"
@@ -657,7 +734,7 @@ def _build_motion(bvh: _BVHFile, scale: float, unit_name: str, src: str, name: s
             site_names.add(site_name)
             end_names.append(site_name)
             site_specs.append(Site(site_name, jt.name, tuple(e * scale)))
-    meta = {"source": src, "bvh_unit": unit_name, "bvh_unit_scale": scale}
+    meta = {"source": src, "bvh_unit": unit_name, "bvh_unit_scale": scale, "bvh_up": up}
     try:
         with np.errstate(all="ignore"):
             skel = Skeleton.from_joints(
@@ -693,6 +770,7 @@ def write_bvh(
     path: str | os.PathLike,
     unit_scale: float | str | None = None,
     precision: int | None = 15,
+    channels: str = "full",
 ) -> Path:
     """Write a motion as a BVH file (atomically: a failed write leaves ``path`` untouched).
 
@@ -704,6 +782,11 @@ def write_bvh(
             else 0.01 (centimetres).
         precision: significant digits of every number; ``None`` writes ``repr`` (the exact
             file-unit value; converting radians to degrees and back may still cost 1 ulp).
+        channels: ``"full"`` (default): every joint that rotates gets exactly 3 rotation
+            channels and a moving root 3 position + 3 rotation channels, the form Blender's
+            importer needs (it accepts only 0 or 3 rotation channels per joint); the added
+            channels are written as 0 after the joint's own, so the motion is exactly the
+            same. ``"compact"``: one channel per DoF (reads back with the same DoFs).
 
     Returns:
         The destination path.
@@ -711,19 +794,27 @@ def write_bvh(
     Raises:
         FileFormatError: empty motion, a skeleton BVH cannot represent (non-principal DoF
             axis, rest rotation below the root, translation after rotation in a joint,
-            duplicate translation channel, joint name with braces or odd whitespace).
+            duplicate translation channel, joint name with braces or odd whitespace; with
+            ``channels="full"``, a joint whose rotations repeat an axis or number more than 3).
+        OptionError: ``channels`` is neither ``"full"`` nor ``"compact"``.
     """
-    return atomic_write(path, dumps_bvh(motion, unit_scale, precision))
+    return atomic_write(path, dumps_bvh(motion, unit_scale, precision, channels))
 
 
-def dumps_bvh(motion: Motion, unit_scale: float | str | None = None, precision: int | None = 15
-              ) -> bytes:
+#: The channel layouts :func:`write_bvh` writes.
+CHANNEL_FORMS = ("full", "compact")
+
+
+def dumps_bvh(motion: Motion, unit_scale: float | str | None = None, precision: int | None = 15,
+              channels: str = "full") -> bytes:
     """The BVH file content :func:`write_bvh` writes, as UTF-8 bytes (same arguments, errors).
 
     Returns:
         The file content; :func:`loads_bvh` reads it back.
     """
     skel = motion.skeleton
+    if channels not in CHANNEL_FORMS:
+        raise OptionError(f"channels must be one of {CHANNEL_FORMS}, got {channels!r}")
     if motion.n_frames == 0:
         raise FileFormatError("cannot write an empty motion (0 frames) to BVH")
     if unit_scale is None:
@@ -740,7 +831,7 @@ def dumps_bvh(motion: Motion, unit_scale: float | str | None = None, precision: 
             return spec % x
 
     with np.errstate(all="ignore"):
-        out_joints, columns = _bvh_layout(skel, motion.q, scale)
+        out_joints, columns = _bvh_layout(skel, motion.q, scale, full=channels == "full")
     finite = np.all(np.isfinite(columns)) and all(
         np.all(np.isfinite(oj.offset)) and all(np.all(np.isfinite(e)) for e in oj.end_sites)
         for oj in out_joints)
@@ -776,6 +867,40 @@ def dumps_bvh(motion: Motion, unit_scale: float | str | None = None, precision: 
     return ("\n".join(lines) + "\n").encode("utf-8")
 
 
+def _pad_channels(name: str, root: bool, channels: list[str], cols: list[np.ndarray],
+                  offset: np.ndarray, replaced: dict[int, float], scale: float, n: int) -> None:
+    """Complete one joint's channels in place to Blender's form (0 or 3 rotations, root 6).
+
+    Missing rotation axes go after the joint's own rotations with value 0 (an identity factor
+    at the end of the product: the rotation is unchanged); a root's missing position axes go
+    after its positions with the OFFSET component as value (position channels replace it).
+    Rotations that repeat an axis (``rx ry rx``) or number more than 3 are replaced by the
+    ``Zrotation Xrotation Yrotation`` angles of their product (same rotation to ~1e-15).
+    """
+    n_pos = sum(c.endswith("position") for c in channels)
+    rot_axes = [c[0].lower() for c in channels if c.endswith("rotation")]
+    if len(set(rot_axes)) != len(rot_axes) or len(rot_axes) > 3:
+        angles = np.radians(np.stack(cols[n_pos:], axis=-1))
+        r = matrix_from_euler(angles, "".join(rot_axes))
+        zxy = np.degrees(euler_from_matrix(r, "zxy"))
+        del channels[n_pos:], cols[n_pos:]
+        channels.extend(_CHANNEL_OF_KIND["r" + a] for a in "zxy")
+        cols.extend(zxy[:, i] for i in range(3))
+        rot_axes = list("zxy")
+    if root:
+        for ax, letter in enumerate("xyz"):
+            if ax not in replaced:
+                replaced[ax] = offset[ax]
+                channels.insert(n_pos, _CHANNEL_OF_KIND["t" + letter])
+                cols.insert(n_pos, np.full(n, offset[ax] / scale))
+                n_pos += 1
+    if rot_axes or root:
+        for letter in "zxy":
+            if letter not in rot_axes:
+                channels.append(_CHANNEL_OF_KIND["r" + letter])
+                cols.append(np.zeros(n))
+
+
 def check_bvh_skeleton(skel: Skeleton) -> None:
     """Raise :class:`FileFormatError` (saying why) if :func:`write_bvh` cannot hold ``skel``.
 
@@ -784,8 +909,13 @@ def check_bvh_skeleton(skel: Skeleton) -> None:
     _bvh_layout(skel, skel.rest_q[None], 0.01)
 
 
-def _bvh_layout(skel: Skeleton, q: np.ndarray, scale: float) -> tuple[list[_OutJoint], np.ndarray]:
-    """Joint records in file units and the ``(T, n_channels)`` channel values."""
+def _bvh_layout(skel: Skeleton, q: np.ndarray, scale: float, full: bool = False
+                ) -> tuple[list[_OutJoint], np.ndarray]:
+    """Joint records in file units and the ``(T, n_channels)`` channel values.
+
+    ``full``: pad every rotating joint to 3 rotation channels and a moving root to 6 channels
+    (see :func:`write_bvh`); the padding values are 0 (identity) or the OFFSET component.
+    """
     g = BVH_FROM_WORLD @ skel.rest_rotations[0]
     from_bvh = "bvh_end_sites" in skel.meta
     end_listed = set(skel.meta.get("bvh_end_sites", ()))
@@ -846,6 +976,8 @@ def _bvh_layout(skel: Skeleton, q: np.ndarray, scale: float) -> tuple[list[_OutJ
                 replaced[ax] = offset[ax] + sign * skel.rest_q[k]
                 channels.append(_CHANNEL_OF_KIND["t" + letter])
                 cols.append((offset[ax] + sign * q[:, k]) / scale)
+        if full and channels:
+            _pad_channels(name, p < 0, channels, cols, offset, replaced, scale, q.shape[0])
         file_offset = offset.copy()
         for ax, v in replaced.items():
             file_offset[ax] = v

@@ -61,25 +61,28 @@ def bvh_compatible(motion: Motion) -> tuple[Motion, str]:
     return _bake_world_parallel(motion), "baked"
 
 
-def dumps_bvh_compatible(motion: Motion, unit_scale: float | str | None = None) -> tuple[bytes, str]:
+def dumps_bvh_compatible(motion: Motion, unit_scale: float | str | None = None,
+                         channels: str = "full") -> tuple[bytes, str]:
     """BVH file content of :func:`bvh_compatible`'s motion, and the layout.
 
     Args:
         motion: the motion.
         unit_scale: as in :func:`~animik.io.bvh.write_bvh`.
+        channels: as in :func:`~animik.io.bvh.write_bvh` (``"full"``: Blender's 0 or 3
+            rotation channels per joint; ``"compact"``: one channel per DoF).
     """
     out, layout = bvh_compatible(motion)
-    return dumps_bvh(out, unit_scale=unit_scale), layout
+    return dumps_bvh(out, unit_scale=unit_scale, channels=channels), layout
 
 
-def write_bvh_compatible(motion: Motion, path: str | os.PathLike, unit_scale: float | str | None = None
-                         ) -> tuple[Path, str]:
+def write_bvh_compatible(motion: Motion, path: str | os.PathLike, unit_scale: float | str | None = None,
+                         channels: str = "full") -> tuple[Path, str]:
     """Write :func:`bvh_compatible`'s motion as a BVH file (atomically).
 
     Returns:
         ``(path written, layout)``.
     """
-    data, layout = dumps_bvh_compatible(motion, unit_scale)
+    data, layout = dumps_bvh_compatible(motion, unit_scale, channels)
     return atomic_write(path, data), layout
 
 

@@ -36,7 +36,14 @@ def test_body95_exports_to_bvh_with_the_same_world_motion(tmp_path, rng):
     # the thumbs were rewritten as three rotation channels, the other joints kept theirs
     assert [n for n in back.skeleton.dof_names if n.startswith("l_thumb_cmc")] == \
         ["l_thumb_cmc_rz", "l_thumb_cmc_rx", "l_thumb_cmc_ry"]
-    assert back.skeleton.n_dof == want.skeleton.n_dof + 2
+    # the default form (issue 14) gives every rotating joint 3 rotation channels, the root 6
+    n_rot = [sum(back.skeleton.dof_type[k] == 0 for k in back.skeleton.joint_dofs(j))
+             for j in range(back.skeleton.n_joints)]
+    assert set(n_rot) <= {0, 3} and len(back.skeleton.joint_dofs(0)) == 6
+    compact = read_bvh(anim.export_clip(clip, tmp_path / "c.bvh", channels="compact"))
+    assert compact.skeleton.n_dof == want.skeleton.n_dof + 2
+    c = forward_kinematics(compact.skeleton, compact.q)
+    np.testing.assert_allclose(c.joint_positions, a.joint_positions, atol=1e-9)
     # the thumb tips (End Sites) move as the original sites
     tip = want.skeleton.site_index("l_thumb_tip")
     end = back.skeleton.site_index("l_thumb_ip_end")
