@@ -17,10 +17,11 @@ import collections
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
 
 import numpy as np
 
+from ..ik.fik import PreparedFIK
+from ..ik.prepared import PreparedSolver
 from ..ik.result import IKResult
 from ..kinematics import FKResult, forward_kinematics
 from ..skeleton import Skeleton
@@ -132,7 +133,7 @@ class IKCache:
 
     key: tuple | None = None
     settings: SolverSettings | None = None
-    prepared: Any = None
+    prepared: PreparedFIK | PreparedSolver | None = None
     solver_state: object | None = None  # the solver's own (FIK: filter states), passed back
     last_result: IKResult | None = None
     solved_version: int = -1

@@ -16,13 +16,16 @@ from __future__ import annotations
 
 import time
 from dataclasses import dataclass, field
-from typing import Any, ClassVar
+from typing import ClassVar
 
 import numpy as np
 
+from ...anim.clip import Clip
 from ...dynamics.contacts import ContactGeometryError
 from ...dynamics.interactive import BalanceFilter, BalanceOptions, BalanceStep, clip_feasibility
 from ...ik import prepare_ik
+from ...ik.fik import PreparedFIK
+from ...ik.prepared import PreparedSolver
 from .. import timeline
 from ..document import ModeData
 from ..edits import USER_ERRORS, commit, describe, set_doc
@@ -66,7 +69,7 @@ class PhysicsUI(ModeUI):
 
     options: BalanceOptions = field(default_factory=BalanceOptions)
     filter: BalanceFilter | None = None
-    solver: Any = None
+    solver: PreparedFIK | PreparedSolver | None = None
     solver_key: tuple = ()
     last: BalanceStep | None = None
     corrected: int = 0
@@ -75,7 +78,7 @@ class PhysicsUI(ModeUI):
     filter_ms: float = 0.0
     frame_time: float | None = None
     error: str = ""
-    marks_clip: Any = None
+    marks_clip: tuple[Clip, float, float] | None = None
     marks: np.ndarray | None = None
 
 
