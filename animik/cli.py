@@ -42,7 +42,7 @@ _COMMAND_MODULES: list[str] = [
     "animik.commands.balance",
     "animik.commands.warmup",
 ]
-_BENCH_MODULES: list[str] = ["animik.bench.ik", "animik.bench.app", "animik.bench.retarget",
+_BENCH_MODULES: list[str] = ["animik.bench.ik", "animik.app.bench", "animik.bench.retarget",
                                "animik.bench.dynamics", "animik.bench.balance"]
 
 _EPILOG = """\

@@ -46,7 +46,7 @@ def test_app_state_modules_load_no_gl():
 
 def test_import_animik_loads_no_gl_with_the_bench_module():
     code = (
-        "import sys, animik, animik.bench.app, animik.scene\n"
+        "import sys, animik, animik.app.bench, animik.scene\n"
         "print(','.join(m for m in ('pyglet', 'moderngl', 'imgui_bundle') if m in sys.modules))\n"
     )
     assert _run(code) == ""

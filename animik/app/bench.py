@@ -90,9 +90,10 @@ def measure(frames: int = 600, warmup: int = 30, size=(1280, 800), scene=None,
         FK passes and view-geometry builds while dragging (``drag_fk``, ``drag_views``) and
         while hovering over the still pose (``hover_fk``, ``hover_views``).
     """
-    from ..app import actions
-    from ..app import keys as K
-    from ..app.gui import Offscreen
+    # Lazy: `animik --help` registers this benchmark and must not load GL (imgui, moderngl).
+    from . import actions
+    from . import keys as K
+    from .gui import Offscreen
 
     state = actions.make_state(scene, size=size)
     if solver is not None:
