@@ -23,6 +23,7 @@ from typing import Any, ClassVar
 import numpy as np
 
 from ..anim import Clip
+from ..character import SkinnedMesh
 from ..kinematics import forward_kinematics
 from ..motion import Motion
 from ..skeleton import Skeleton
@@ -171,6 +172,8 @@ class Document:
         time: the playhead, s (a frame time ``i / fps`` of the current clip).
         mode: the data of the app mode the document is in (a :class:`ModeData` subclass, e.g.
             :class:`animik.app.modes.retarget.RetargetLink`), or None: the pose mode.
+        mesh: the character's skinned body (:class:`animik.character.SkinnedMesh` bound to
+            ``skeleton``), or None: drawn as bones.
     """
 
     skeleton: Skeleton
@@ -185,8 +188,12 @@ class Document:
     clip: int = -1
     time: float = 0.0
     mode: ModeData | None = None
+    mesh: SkinnedMesh | None = None
 
     def __post_init__(self) -> None:
+        if self.mesh is not None and len(self.mesh.inverse_bind) != self.skeleton.n_joints:
+            raise ValueError(f"mesh binds {len(self.mesh.inverse_bind)} joints, the skeleton has "
+                             f"{self.skeleton.n_joints}")
         clips = tuple(self.clips)
         object.__setattr__(self, "clips", clips)
         if not clips:
