@@ -7,6 +7,7 @@ imgui_bundle.
 from __future__ import annotations
 
 from ._version import __version__
+from .character import Character, Material, SkinnedMesh
 from .errors import (
     AnimikError,
     BVHParseError,
@@ -35,7 +36,14 @@ from .kinematics import (
 )
 from .motion import Motion
 from .retarget import retarget
-from .rigs import RigSource, list_rigs, load_rig, register_rig_reader, resolve_rig
+from .rigs import (
+    RigSource,
+    list_rigs,
+    load_character,
+    load_rig,
+    register_rig_reader,
+    resolve_rig,
+)
 from .scene import Scene, load_scene, save_scene
 from .skeleton import Dof, Joint, Site, Skeleton
 
@@ -45,7 +53,8 @@ __all__ = [
     "read_bvh", "write_bvh", "write_mjcf", "write_urdf", "mjcf_string", "urdf_string",
     "FKResult", "Kinematics", "forward_kinematics", "joint_positions", "site_jacobian",
     "site_jacobians", "site_poses", "site_positions", "stacked_jacobian", "Motion",
-    "list_rigs", "load_rig", "resolve_rig", "register_rig_reader", "RigSource",
+    "list_rigs", "load_rig", "load_character", "Character", "SkinnedMesh", "Material",
+    "resolve_rig", "register_rig_reader", "RigSource",
     "Dof", "Joint", "Site", "Skeleton", "__version__", "IKResult",
     "solve_ik", "Scene", "load_scene", "save_scene", "retarget",
 ]

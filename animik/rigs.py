@@ -18,12 +18,15 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
+from .character import Character
 from .errors import FileFormatError, OptionError, RigFileNotFoundError, RigNotFoundError, names_hint
 from .io.bvh import loads_bvh
 from .io.gltf import loads_glb
+from .io.gltf_character import has_meshes, loads_character, read_character
 from .io.rigfile import loads_rig
 from .motion import Motion
-from .skeleton import Skeleton
+from .semantics.roles import effector_sites
+from .skeleton import Site, Skeleton
 
 BUILTIN_RIGS: tuple[str, ...] = ("biped12", "body95", "fig2", "wheeled20")
 
@@ -88,7 +91,12 @@ def _read_bvh_rig(data: bytes, source: str, name: str) -> tuple[Skeleton, Motion
     return motion.skeleton, motion
 
 
-def _read_gltf_rig(data: bytes, source: str, name: str) -> tuple[Skeleton, Motion]:
+def _read_gltf_rig(data: bytes, source: str, name: str) -> tuple[Skeleton, Motion | None]:
+    # A file with a mesh is a character: the skeleton of its skin (or a static prop's root),
+    # with the effector sites load_character places. Without any mesh: the animated nodes.
+    if has_meshes(data, source):
+        ch = with_auto_sites(loads_character(data, source=source))
+        return ch.skeleton, ch.clips[0] if ch.clips else None
     motion = loads_glb(data, source=source)
     return motion.skeleton, motion
 
@@ -231,3 +239,53 @@ def _load_builtin(name: str) -> Skeleton:
         return loads_rig(path.read_text(encoding="utf-8"), source=str(path))
     res = packaged_rig_dir() / f"{name}.toml"
     return loads_rig(res.read_text(encoding="utf-8"), source=f"animik._assets/rigs/{name}.toml")
+
+
+def with_auto_sites(character: Character, sites: list[Site] | None = None) -> Character:
+    """``character`` with effector sites added to a skeleton that has none (its clips follow).
+
+    Args:
+        character: the character.
+        sites: the sites to add (default :func:`animik.semantics.roles.effector_sites`: head,
+            hands, feet and fingertips by the roles retargeting uses; leaf joints when no role
+            is found). Ignored when the skeleton already has sites.
+    """
+    skel = character.skeleton
+    if skel.n_sites:
+        return character
+    new = skel.with_sites(effector_sites(skel) if sites is None else sites)
+    if new.n_sites == 0:
+        return character
+    clips = tuple(c.replace(skeleton=new) for c in character.clips)
+    return Character(new, character.mesh, clips, character.name, dict(character.meta))
+
+
+def load_character(spec: str | os.PathLike, base_dir: str | os.PathLike | None = None
+                   ) -> Character:
+    """A character: skeleton, skinned mesh (if any), materials and clips, with effector sites.
+
+    Args:
+        spec: a ``.glb`` / ``.gltf`` file with a mesh (rigged: see
+            :mod:`animik.io.gltf_character`; without a skin: a static prop), or anything
+            :func:`resolve_rig` reads (built-in name, ``.toml``, ``.bvh``, a glb without
+            meshes...): ``Character(skeleton, clips=(motion,) when the file has one)``.
+        base_dir: folder relative paths are relative to (default the working directory).
+
+    Returns:
+        The :class:`~animik.character.Character`; a skeleton without sites gets them from
+        :func:`with_auto_sites`. ``meta["messages"]`` lists what the loader had to adapt.
+
+    Raises:
+        RigNotFoundError, FileFormatError: as :func:`resolve_rig`.
+    """
+    path = Path(spec).expanduser() if isinstance(spec, (str, os.PathLike)) else None
+    if path is not None and not path.is_absolute() and base_dir is not None:
+        path = Path(base_dir) / path
+    if path is not None and path.suffix.lower() in (".glb", ".gltf") and _is_file(path):
+        if has_meshes(path.read_bytes(), str(path)):
+            return with_auto_sites(read_character(path))
+    src = resolve_rig(spec, base_dir)
+    name = src.path.stem if src.path is not None else str(spec)
+    return with_auto_sites(Character(src.skeleton, None,
+                                     (src.motion,) if src.motion is not None else (), name,
+                                     {"source": str(src.path or spec), "messages": []}))

@@ -302,6 +302,41 @@ class Skeleton:
         """A copy with some fields replaced (validated again)."""
         return dataclasses.replace(self, **changes)
 
+    def with_sites(self, sites: Iterable[Site]) -> Skeleton:
+        """A copy with ``sites`` added after the existing ones (joints and DoFs unchanged).
+
+        Raises:
+            SkeletonError: a site name already used, or an unknown joint.
+        """
+        names, joints = list(self.site_names), list(self.site_joint)
+        offs, rots = list(self.site_offsets), list(self.site_rotations)
+        for s in sites:
+            if s.name in names:
+                raise SkeletonError(f"site {s.name!r} already exists; sites are {names_hint(names)}")
+            if s.joint not in self._joint_index:
+                raise SkeletonError(f"site {s.name!r}: unknown joint {s.joint!r}; joints are "
+                                    f"{names_hint(self.joint_names)}")
+            names.append(s.name)
+            joints.append(self._joint_index[s.joint])
+            offs.append(_vec3(s.offset, f"site {s.name!r} offset"))
+            rots.append(np.eye(3) if s.rotation is None else _rot3(s.rotation, f"site {s.name!r}"))
+        return self.replace(site_names=tuple(names), site_joint=np.array(joints, dtype=np.int64),
+                            site_offsets=np.array(offs, dtype=float).reshape(-1, 3),
+                            site_rotations=np.array(rots, dtype=float).reshape(-1, 3, 3))
+
+    def without_sites(self, names: Iterable[str]) -> Skeleton:
+        """A copy without the named sites (the others keep their order).
+
+        Raises:
+            UnknownNameError: a name that is not a site.
+        """
+        drop = {self.site_index(n) for n in names}
+        keep = [i for i in range(self.n_sites) if i not in drop]
+        return self.replace(site_names=tuple(self.site_names[i] for i in keep),
+                            site_joint=self.site_joint[keep].copy(),
+                            site_offsets=self.site_offsets[keep].reshape(-1, 3).copy(),
+                            site_rotations=self.site_rotations[keep].reshape(-1, 3, 3).copy())
+
     def to_joints(self) -> tuple[list[Joint], list[Site]]:
         """The inverse of :meth:`from_joints` (for editing a skeleton)."""
         joints = []

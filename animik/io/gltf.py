@@ -56,6 +56,7 @@ read when given, but the writer always makes ``.glb``). Writing is atomic.
 from __future__ import annotations
 
 import base64
+import io
 import json
 import math
 import os
@@ -68,6 +69,7 @@ from urllib.parse import unquote
 import numpy as np
 
 from .._version import __version__
+from ..character import Character, SkinnedMesh
 from ..errors import AnimikError, FileFormatError, SkeletonError
 from ..joints import dofs_from_local, local_transforms, tb_angles
 from ..motion import Motion
@@ -83,6 +85,8 @@ __all__ = ["GLTF_FROM_WORLD", "WORLD_FROM_GLTF", "convert", "dumps_glb", "loads_
 #: glTF (Y up) from animik world (Z up): Rx(-90°).
 GLTF_FROM_WORLD = np.array([[1.0, 0.0, 0.0], [0.0, 0.0, 1.0], [0.0, -1.0, 0.0]])
 WORLD_FROM_GLTF = GLTF_FROM_WORLD.T.copy()
+WORLD_FROM_GLTF4 = np.eye(4)
+WORLD_FROM_GLTF4[:3, :3] = WORLD_FROM_GLTF
 
 _GLB_MAGIC = 0x46546C67  # "glTF"
 _CHUNK_JSON = 0x4E4F534A
@@ -213,6 +217,58 @@ def _bone_mesh(skel: Skeleton, local_pos: np.ndarray, world: np.ndarray):
     return np.array(pos).reshape(-1, 3), np.array(nrm).reshape(-1, 3), np.array(jnt, dtype=np.int64)
 
 
+def _mesh_glb_parts(b: _Builder, mesh: SkinnedMesh, n_joints: int) -> tuple[list, list, dict]:
+    """Accessors of a generated (source-less) skinned mesh in glTF's frame.
+
+    Returns:
+        ``(primitives, materials, extra)`` for one glTF mesh; ``extra`` holds ``images``,
+        ``textures``, ``samplers`` lists (possibly empty) and ``ibm`` (the inverse bind matrices
+        in glTF's frame, ``(J, 4, 4)``).
+    """
+    ctype = _UBYTE if n_joints <= 256 else _USHORT
+    attrs = {
+        "POSITION": b.accessor(mesh.positions.astype(float) @ GLTF_FROM_WORLD.T, "VEC3",
+                               target=34962, minmax=True),
+        "NORMAL": b.accessor(mesh.normals.astype(float) @ GLTF_FROM_WORLD.T, "VEC3", target=34962),
+        "JOINTS_0": b.accessor(np.where(mesh.weights > 0, mesh.joints, 0), "VEC4", ctype,
+                               target=34962),
+        "WEIGHTS_0": b.accessor(mesh.weights, "VEC4", _FLOAT, target=34962),
+    }
+    if mesh.uvs is not None:
+        attrs["TEXCOORD_0"] = b.accessor(mesh.uvs, "VEC2", target=34962)
+    images, textures, materials = [], [], []
+    for m in mesh.materials:
+        pbr: dict[str, Any] = {"baseColorFactor": [float(x) for x in m.base_color],
+                               "metallicFactor": float(m.metallic),
+                               "roughnessFactor": float(m.roughness)}
+        if m.base_color_texture is not None and mesh.uvs is not None:
+            from PIL import Image  # Pillow: PNG encoding of the texture
+
+            out = io.BytesIO()
+            Image.fromarray(np.asarray(m.base_color_texture, dtype=np.uint8)).save(out, "PNG")
+            images.append({"mimeType": "image/png", "bufferView": b.view(out.getvalue())})
+            textures.append({"source": len(images) - 1, "sampler": 0})
+            pbr["baseColorTexture"] = {"index": len(textures) - 1}
+        mat: dict[str, Any] = {"name": m.name or f"material{len(materials)}",
+                               "pbrMetallicRoughness": pbr}
+        if m.double_sided:
+            mat["doubleSided"] = True
+        materials.append(mat)
+    prims = []
+    V = mesh.n_vertices
+    for part in mesh.parts:
+        if part.count == 0:
+            continue
+        f = mesh.faces[part.start: part.start + part.count].reshape(-1)
+        itype = _USHORT if V < 65535 else _UINT
+        prims.append({"attributes": dict(attrs), "material": int(part.material), "mode": 4,
+                      "indices": b.accessor(f, "SCALAR", itype, target=34963)})
+    extra = {"images": images, "textures": textures,
+             "samplers": [{"magFilter": 9729, "minFilter": 9987}] if textures else [],
+             "ibm": mesh.inverse_bind @ WORLD_FROM_GLTF4}
+    return prims, materials, extra
+
+
 def _jsonable(v: Any) -> Any:
     if isinstance(v, np.ndarray):
         return v.tolist()
@@ -230,15 +286,21 @@ def _jsonable(v: Any) -> Any:
 
 
 def write_glb(motion: Motion, path: str | os.PathLike, name: str | None = None,
-              mesh: bool = True) -> Path:
+              mesh: bool | SkinnedMesh | Character = True) -> Path:
     """Write a motion as a skinned, animated glTF 2.0 binary file (atomically).
 
     Args:
         motion: the motion (at least one frame).
         path: destination ``.glb`` file.
         name: animation name (default ``motion.meta["clip"]``, else the skeleton name).
-        mesh: add the bone mesh bound to the skin (a skin without a mesh is legal but most
-            viewers then show nothing).
+        mesh: True: add the bone mesh bound to the skin (a skin without a mesh is legal but
+            most viewers then show nothing); False: no mesh; a :class:`~animik.character.
+            SkinnedMesh` (or a :class:`~animik.character.Character`, its mesh): an imported
+            character's mesh (``source`` set by :mod:`animik.io.gltf_character`) writes the
+            original file (mesh, skin, materials, textures) with ``motion`` as its animation;
+            a generated mesh (``source`` None) is written skinned to the joint nodes, with its
+            materials and base colour textures (PNG). The motion's joints are matched to the
+            character's by name.
 
     Returns:
         The destination path.
@@ -249,12 +311,28 @@ def write_glb(motion: Motion, path: str | os.PathLike, name: str | None = None,
     return atomic_write(path, dumps_glb(motion, name=name, mesh=mesh))
 
 
-def dumps_glb(motion: Motion, name: str | None = None, mesh: bool = True) -> bytes:
+def dumps_glb(motion: Motion, name: str | None = None,
+              mesh: bool | SkinnedMesh | Character = True) -> bytes:
     """The glTF binary content :func:`write_glb` writes (same arguments and errors).
 
     Returns:
         The ``.glb`` bytes; :func:`loads_glb` reads them back.
     """
+    if isinstance(mesh, Character):
+        mesh = True if mesh.mesh is None else mesh.mesh
+    body: SkinnedMesh | None = None
+    if isinstance(mesh, SkinnedMesh):
+        if mesh.source is not None:
+            writer = getattr(mesh.source, "dumps_glb", None)
+            if writer is None:
+                raise FileFormatError(f"a mesh read from {type(mesh.source).__name__} cannot be "
+                                      "written to glTF")
+            return writer(motion, name)
+        if len(mesh.inverse_bind) != motion.skeleton.n_joints:
+            raise FileFormatError(f"the mesh binds {len(mesh.inverse_bind)} joints, the motion's "
+                                  f"skeleton {motion.skeleton.name!r} has "
+                                  f"{motion.skeleton.n_joints}")
+        body = mesh
     skel = motion.skeleton
     T = motion.n_frames
     if T == 0:
@@ -281,6 +359,11 @@ def dumps_glb(motion: Motion, name: str | None = None, mesh: bool = True) -> byt
 
     ibm = np.linalg.inv(rest_world)
     ibm[:, 3, :] = [0.0, 0.0, 0.0, 1.0]
+    body_parts = None
+    if body is not None:
+        body_parts = _mesh_glb_parts(b, body, J)
+        ibm = body_parts[2]["ibm"]
+        ibm[:, 3, :] = [0.0, 0.0, 0.0, 1.0]
     ibm_acc = b.accessor(np.swapaxes(ibm, -1, -2).reshape(J, 16), "MAT4")  # column-major
     skin = {"name": skel.name, "joints": list(range(J)), "skeleton": 0,
             "inverseBindMatrices": ibm_acc}
@@ -288,7 +371,18 @@ def dumps_glb(motion: Motion, name: str | None = None, mesh: bool = True) -> byt
     gltf: dict[str, Any] = {"asset": {"version": "2.0", "generator": _generator()}}
     scene_nodes = [0]
     meshes, materials = [], []
-    if mesh:
+    if body_parts is not None:
+        prims, materials, extra = body_parts
+        meshes.append({"name": f"{skel.name} body", "primitives": prims})
+        for key in ("images", "textures", "samplers"):
+            if extra[key]:
+                gltf[key] = extra[key]
+        mesh_name = f"{skel.name} mesh"
+        while mesh_name in skel.joint_names:
+            mesh_name += "_"
+        nodes.append({"name": mesh_name, "mesh": 0, "skin": 0})
+        scene_nodes.append(len(nodes) - 1)
+    elif mesh:
         v_pos, v_nrm, v_jnt = _bone_mesh(skel, rest_pos, rest_world)
         if len(v_pos):
             ctype = _UBYTE if J <= 256 else _USHORT

@@ -15,7 +15,7 @@ import numpy as np
 
 from ..errors import UnknownNameError, names_hint
 from ..kinematics import forward_kinematics
-from ..skeleton import Skeleton
+from ..skeleton import Site, Skeleton
 
 SIDES = ("l", "r")
 LIMB_ROLES = ("clavicle", "upper_arm", "forearm", "hand", "thigh", "shin", "foot", "toe")
@@ -502,4 +502,49 @@ def topology_roles(skel: Skeleton, pose: np.ndarray | None = None) -> dict[str, 
             out[f"{s}_upper_arm"] = c[hand_i - 2]
             if hand_i >= 3:
                 out[f"{s}_clavicle"] = c[hand_i - 3]
+    return out
+
+
+#: The fingertip roles :func:`effector_sites` places a site on (the last segment of a finger).
+FINGERTIP_ROLES: tuple[str, ...] = tuple(f"{s}_{f}3" for s in SIDES for f in FINGERS)
+
+
+def effector_sites(skel: Skeleton, roles: JointRoles | None = None) -> list[Site]:
+    """Effector sites for a skeleton that has none, from the same roles retargeting uses.
+
+    One site per found role among :data:`EFFECTOR_ROLES` (named as the role: ``"l_hand"``,
+    ``"r_foot"``, ``"head"``...; retargeting reads these names back as the roles) at the joint
+    itself, and one per fingertip (``"l_index_tip"``...) at the end of the finger's last
+    segment (its single child's offset when it has one, else the joint). A skeleton with no
+    humanoid role at all (a prop, a tail, a robot arm) gets a site ``"<joint>_end"`` at each leaf
+    joint instead (at most 8, the farthest from the root first).
+
+    Args:
+        skel: the skeleton.
+        roles: its roles (default :func:`classify_joints` of ``skel``).
+
+    Returns:
+        The sites to add (none clash with ``skel``'s site names).
+    """
+    roles = classify_joints(skel) if roles is None else roles
+    out: list[Site] = []
+    taken = set(skel.site_names)
+    for role in EFFECTOR_ROLES:
+        jn = roles.roles.get(role)
+        if jn is not None and role not in taken:
+            out.append(Site(role, jn))
+    for role in FINGERTIP_ROLES:
+        jn = roles.roles.get(role)
+        name = role[:-1] + "_tip"
+        if jn is None or name in taken:
+            continue
+        kids = skel.children[skel.joint_index(jn)]
+        offset = tuple(skel.offsets[kids[0]]) if len(kids) == 1 else (0.0, 0.0, 0.0)
+        out.append(Site(name, jn, offset))
+    if not out:
+        P, _ = rest_positions(skel)
+        leaves = [j for j in range(skel.n_joints) if not skel.children[j] and j > 0]
+        leaves.sort(key=lambda j: -float(np.linalg.norm(P[j] - P[0])))
+        out = [Site(f"{skel.joint_names[j]}_end", skel.joint_names[j]) for j in leaves[:8]
+               if f"{skel.joint_names[j]}_end" not in taken]
     return out
