@@ -17,9 +17,9 @@ Reading (:func:`read_character`, :func:`loads_character`):
   first skinned mesh node, ``IBM`` the skin's inverse bind matrix, identity when absent), made
   rigid by the polar decomposition; its rotation becomes the joint's rest rotation and every
   joint gets three rotation DoFs ``Z X Y`` (rest 0), the root also three translation DoFs, and
-  another joint three translation DoFs when some clip moves it off its bind offset. A file
-  A non-root translation that every clip holds constant off the bind offset (COLLADA exports
-  key offsets a few mm off) is taken as the joint's offset instead. A file
+  another joint three translation DoFs limited to the range the clips use when some clip
+  moves it off its bind offset (exporters often key a bone's offset a few mm off its bind
+  offset; the limits keep IK from stretching bones). A file
   written by animik (``extras.animik.rig``, see :mod:`animik.io.gltf`) gives back its stored
   skeleton exactly (DoFs, limits, sites).
 * **The mesh** (:class:`~animik.character.SkinnedMesh`): positions ``M @ v`` and normals at the
@@ -537,20 +537,25 @@ def _skeleton(stem: str, names: list[str], jparent: list[int], world_bind: np.nd
     # a joint some clip moves off its bind offset gets translation DoFs
     span = np.ptp(world_bind[:, :3, 3], axis=0).max() if J > 1 else 1.0
     tol = 1e-4 * max(float(span), 1e-3)
-    moves = np.zeros(J, dtype=bool)
+    lo = np.zeros((J, 3))
+    hi = np.zeros((J, 3))
     if clip_frames:
         pos = np.concatenate([_locals(frames, jparent)[1] for frames, _, _ in clip_frames])
-        moves = np.max(np.ptp(pos, axis=0), axis=1) > tol
-        # a translation every clip holds constant (exporters often key a bone's offset a few
-        # mm off its bind offset) becomes the offset: clips stay exact without a DoF
-        still = ~moves & (np.max(np.abs(pos[0] - local[:, :3, 3]), axis=1) > tol)
-        still[[j for j in range(J) if jparent[j] < 0]] = False
-        local[still, :3, 3] = pos[0, still]
+        # translation DoF values: along the joint's rest-rotated axes
+        d = np.einsum("jba,tjb->tja", local[:, :3, :3], pos - local[None, :, :3, 3])
+        lo = np.minimum(d.min(axis=0), 0.0)
+        hi = np.maximum(d.max(axis=0), 0.0)
+    moves = np.max(hi - lo, axis=1) > tol
     joints = []
     for j, nm in enumerate(names):
         dofs = []
-        if jparent[j] < 0 or moves[j]:
+        if jparent[j] < 0:
             dofs += [Dof(f"{nm}_t{a}", f"t{a}", rest=0.0) for a in "xyz"]
+        elif moves[j]:
+            # a joint the clips move off its bind offset (COLLADA exports often key offsets a
+            # few mm off): translation DoFs limited to the clips' range (IK stretches no bone)
+            dofs += [Dof(f"{nm}_t{a}", f"t{a}", float(lo[j, i]) - 1e-9, float(hi[j, i]) + 1e-9,
+                         rest=0.0) for i, a in enumerate("xyz")]
         dofs += [Dof(f"{nm}_r{a}", f"r{a}", rest=0.0) for a in "zxy"]
         joints.append(Joint(nm, None if jparent[j] < 0 else names[jparent[j]],
                             tuple(local[j, :3, 3]), dofs, rotation=local[j, :3, :3]))

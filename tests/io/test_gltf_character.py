@@ -1,0 +1,304 @@
+"""Rigged glTF characters (issue 12): every shared Khronos character loads, skins like an
+independent CPU skinning written from the spec (tests/io/gltf_reference.py, pygltflib + numpy),
+poses with IK on its automatic sites, and exports (validator: 0 errors) to a file that reads
+back to the same skeleton, mesh and motion."""
+
+from __future__ import annotations
+
+import json
+import shutil
+import subprocess
+from pathlib import Path
+
+import gltf_reference as ref
+import numpy as np
+import pytest
+
+import animik
+from animik.character import Material, SkinnedMesh, homogeneous, skin_matrices
+from animik.errors import SkeletonError, UnknownNameError
+from animik.ik import solve_ik
+from animik.io.gltf import write_glb
+from animik.kinematics import forward_kinematics
+from animik.motion import Motion
+from animik.rigs import load_rig
+from animik.skeleton import ROTATION, Site
+
+ROOT = Path(__file__).resolve().parents[2]
+GLTF = ROOT.parent / "shared" / "data" / "gltf"
+CHARACTERS = sorted(GLTF.glob("*/*.glb")) if GLTF.is_dir() else []
+needs_gltf = pytest.mark.skipif(not CHARACTERS, reason="../shared/data/gltf not present")
+NAMES = ["CesiumMan", "Fox", "RecursiveSkeletons", "RiggedFigure", "RiggedSimple"]
+
+
+def _path(name: str) -> Path:
+    p = GLTF / name / f"{name}.glb"
+    if not p.is_file():
+        pytest.skip(f"{p} not present")
+    return p
+
+
+def _skin(mesh: SkinnedMesh, skel, q: np.ndarray) -> np.ndarray:
+    """Skinned positions ``(V, 3)`` from the character module's matrices."""
+    fk = forward_kinematics(skel, q)
+    s = skin_matrices(mesh, homogeneous(fk.joint_rotations, fk.joint_positions))
+    ph = np.c_[mesh.positions.astype(float), np.ones(mesh.n_vertices)]
+    out = np.zeros((mesh.n_vertices, 4))
+    for k in range(4):
+        out += mesh.weights[:, k:k + 1] * np.einsum("vab,vb->va", s[mesh.joints[:, k]], ph)
+    return out[:, :3]
+
+
+def _size(mesh: SkinnedMesh) -> float:
+    return float(np.ptp(mesh.positions, axis=0).max())
+
+
+def _random_pose(skel, rng, scale=0.4) -> np.ndarray:
+    q = skel.rest_q.copy()
+    rot = skel.dof_type == ROTATION
+    q[rot] += rng.normal(0.0, scale, rot.sum())
+    return skel.clip_to_limits(q)
+
+
+def validate(path: Path) -> dict:
+    """The Khronos glTF-Validator report (skips when Node.js or the package is missing)."""
+    node = shutil.which("node")
+    if node is None:
+        pytest.skip("Node.js not installed: the Khronos glTF validator runs on Node")
+    if not (ROOT / "node_modules" / "gltf-validator").is_dir():
+        pytest.skip("npm package gltf-validator not installed: run `npm ci` in the repository root")
+    script = ("const fs=require('fs');const v=require('gltf-validator');"
+              "v.validateBytes(new Uint8Array(fs.readFileSync(process.argv[1])),{maxIssues:100})"
+              ".then(r=>process.stdout.write(JSON.stringify(r)))"
+              ".catch(e=>{console.error(String(e));process.exit(2);});")
+    res = subprocess.run([node, "-e", script, str(path)], cwd=ROOT, capture_output=True, text=True,
+                         timeout=300)
+    assert res.returncode == 0, res.stderr
+    return json.loads(res.stdout)
+
+
+def _errors(report: dict) -> list[str]:
+    return [f"{m['code']} {m.get('pointer', '')}: {m['message']}"
+            for m in report["issues"]["messages"] if m["severity"] == 0]
+
+
+# ------------------------------------------------------------------ loading
+@needs_gltf
+@pytest.mark.parametrize("name", NAMES)
+def test_character_loads_with_skeleton_of_the_skin(name):
+    path = _path(name)
+    ch = animik.load_character(path)
+    g = ref.load(path)
+    first = next(n for n in g.nodes if n.mesh is not None and n.skin is not None)
+    skin = g.skins[first.skin]
+    skin_names = {g.nodes[j].name or f"node{j}" for j in skin.joints}
+    assert skin_names <= set(ch.skeleton.joint_names)
+    assert ch.mesh is not None and ch.mesh.source is not None
+    assert ch.skeleton.n_sites >= 1
+    # load_rig gives the same skeleton
+    rig = load_rig(path)
+    assert rig.joint_names == ch.skeleton.joint_names and rig.site_names == ch.skeleton.site_names
+    np.testing.assert_allclose(rig.offsets, ch.skeleton.offsets)
+    assert len(ch.clips) == len(g.animations)
+    # the mesh at the bind pose is the file's skinning at the bind pose: every skin matrix is I
+    fk = forward_kinematics(ch.skeleton, ch.skeleton.rest_q)
+    wfj = homogeneous(fk.joint_rotations, fk.joint_positions)
+    used = np.unique(ch.mesh.joints[ch.mesh.weights > 0])
+    np.testing.assert_allclose(skin_matrices(ch.mesh, wfj)[used], np.tile(np.eye(4), (len(used), 1, 1)),
+                               atol=1e-6)
+
+
+@needs_gltf
+def test_humanoids_get_head_hand_and_foot_sites():
+    for name in ("CesiumMan", "RiggedFigure"):
+        skel = animik.load_character(_path(name)).skeleton
+        assert set(skel.site_names) >= {"head", "l_hand", "r_hand", "l_foot", "r_foot"}
+        fk = forward_kinematics(skel, skel.rest_q)
+        z = {s: fk.site_positions[skel.site_index(s)][2] for s in skel.site_names}
+        assert z["head"] > z["l_hand"] > z["l_foot"] and z["head"] > 1.0  # Z up, metres
+
+
+@needs_gltf
+def test_textures_decode_to_rgba():
+    for name in ("CesiumMan", "Fox"):
+        mesh = animik.load_character(_path(name)).mesh
+        tex = mesh.materials[mesh.parts[0].material].base_color_texture
+        assert tex is not None and tex.dtype == np.uint8 and tex.shape[2] == 4
+        assert tex.shape[:2] == (1024, 1024) and tex[..., :3].std() > 10
+        assert mesh.uvs is not None and mesh.uvs.shape == (mesh.n_vertices, 2)
+
+
+# ------------------------------------------------------------------ skinning vs the spec
+@needs_gltf
+@pytest.mark.parametrize("name", NAMES)
+def test_clip_frames_skin_like_the_files_own_animation(name):
+    """Independent: node matrices from the file's animation sampled by the reference reader."""
+    path = _path(name)
+    ch = animik.load_character(path)
+    g = ref.load(path)
+    clip = ch.clips[0]
+    tol = 1e-4 * _size(ch.mesh)
+    for k in sorted({0, clip.n_frames // 2, clip.n_frames - 1}):
+        t = k / clip.fps
+        want = ref.skinned_positions(g, ref.worlds(g, ref.animated_locals(g, 0, t)))
+        np.testing.assert_allclose(_skin(ch.mesh, ch.skeleton, clip.q[k]), want, atol=tol)
+
+
+@needs_gltf
+@pytest.mark.parametrize("name", NAMES)
+def test_random_poses_skin_like_the_spec_on_the_exported_file(name, tmp_path):
+    """A random pose written with the character, skinned by the reference from that file."""
+    path = _path(name)
+    ch = animik.load_character(path)
+    rng = np.random.default_rng(12)
+    tol = 1e-5 * _size(ch.mesh)
+    for i in range(3):
+        q = _random_pose(ch.skeleton, rng)
+        out = write_glb(Motion(ch.skeleton, q[None], 30.0), tmp_path / f"{i}.glb", mesh=ch)
+        g = ref.load(out)
+        want = ref.skinned_positions(g, ref.worlds(g))
+        got = _skin(ch.mesh, ch.skeleton, q)
+        assert np.max(np.abs(got - _skin(ch.mesh, ch.skeleton, ch.skeleton.rest_q))) > 10 * tol
+        np.testing.assert_allclose(got, want, atol=tol)
+
+
+# ------------------------------------------------------------------ posing
+@needs_gltf
+@pytest.mark.parametrize("name", NAMES)
+def test_ik_on_the_auto_sites_converges(name):
+    ch = animik.load_character(_path(name))
+    skel = ch.skeleton
+    rng = np.random.default_rng(3)
+    goal = _random_pose(skel, rng, 0.15)
+    fk = forward_kinematics(skel, goal)
+    targets = {s: fk.site_positions[i] for i, s in enumerate(skel.site_names)}
+    res = solve_ik(skel, skel.rest_q, targets, max_iterations=500)
+    size = _size(ch.mesh)
+    assert max(res.error.values()) < 1e-3 * size, (res.reason, res.error)
+
+
+# ------------------------------------------------------------------ export and round trip
+@needs_gltf
+@pytest.mark.parametrize("name", NAMES)
+def test_export_keeps_the_character_and_round_trips(name, tmp_path):
+    path = _path(name)
+    ch = animik.load_character(path)
+    clip = ch.clips[0]
+    out = write_glb(clip, tmp_path / f"{name}.glb", mesh=ch)
+    report = validate(out)
+    assert _errors(report) == [], _errors(report)
+    # pygltflib: the original mesh, skin, materials and textures are there, one new animation
+    g0, g1 = ref.load(path), ref.load(out)
+    for key in ("meshes", "skins", "materials", "textures", "images", "nodes"):
+        assert len(getattr(g1, key)) == len(getattr(g0, key)), key
+    assert len(g1.animations) == 1
+    s0 = g0.skins[0]
+    np.testing.assert_array_equal(ref.accessor(g1, g1.skins[0].inverseBindMatrices),
+                                  ref.accessor(g0, s0.inverseBindMatrices))
+    p0 = g0.meshes[0].primitives[0].attributes
+    p1 = g1.meshes[0].primitives[0].attributes
+    for attr in ("POSITION", "JOINTS_0", "WEIGHTS_0"):
+        np.testing.assert_array_equal(ref.accessor(g1, getattr(p1, attr)),
+                                      ref.accessor(g0, getattr(p0, attr)))
+    # import again: same skeleton, mesh and motion
+    back = animik.load_character(out)
+    s, b = ch.skeleton, back.skeleton
+    assert b.joint_names == s.joint_names and b.dof_names == s.dof_names
+    assert b.site_names == s.site_names
+    np.testing.assert_array_equal(b.parents, s.parents)
+    np.testing.assert_allclose(b.offsets, s.offsets, atol=1e-12)
+    np.testing.assert_allclose(b.rest_rotations, s.rest_rotations, atol=1e-12)
+    np.testing.assert_array_equal(back.mesh.positions, ch.mesh.positions)
+    np.testing.assert_array_equal(back.mesh.weights, ch.mesh.weights)
+    np.testing.assert_array_equal(back.mesh.joints, ch.mesh.joints)
+    np.testing.assert_allclose(back.mesh.inverse_bind, ch.mesh.inverse_bind, atol=1e-9)
+    assert len(back.clips) == 1 and back.clips[0].n_frames == clip.n_frames
+    fa = forward_kinematics(s, clip.q).joint_positions
+    fb = forward_kinematics(b, back.clips[0].q).joint_positions
+    np.testing.assert_allclose(fb, fa, atol=1e-6 * max(1.0, _size(ch.mesh)))
+
+
+@needs_gltf
+def test_every_clip_of_the_fox_exports(tmp_path):
+    ch = animik.load_character(_path("Fox"))
+    assert [c.meta["clip"] for c in ch.clips] == ["Survey", "Walk", "Run"]
+    for c in ch.clips:
+        out = write_glb(c, tmp_path / f"{c.meta['clip']}.glb", mesh=ch.mesh)
+        assert ref.load(out).animations[0].name == c.meta["clip"]
+
+
+# ------------------------------------------------------------------ generated meshes
+def _generated_body(skel) -> SkinnedMesh:
+    """A box per bone, skinned rigidly to the bone's joint, with a 2x2 texture."""
+    fk = forward_kinematics(skel, skel.rest_q)
+    wfj = homogeneous(fk.joint_rotations, fk.joint_positions)
+    P, F, J = [], [], []
+    for j in range(1, skel.n_joints):
+        a, b = fk.joint_positions[skel.parents[j]], fk.joint_positions[j]
+        c = np.array([[x, y, z] for x in (0, 1) for y in (0, 1) for z in (0, 1)], float) - 0.5
+        box = (a + b) / 2 + c * (np.abs(b - a) + 0.02)
+        base = len(P) * 8
+        F += [[base + i for i in f] for f in ([0, 1, 3], [0, 3, 2], [4, 6, 7], [4, 7, 5],
+                                              [0, 4, 5], [0, 5, 1], [2, 3, 7], [2, 7, 6],
+                                              [0, 2, 6], [0, 6, 4], [1, 5, 7], [1, 7, 3])]
+        P.append(box)
+        J += [skel.parents[j]] * 8
+    P = np.concatenate(P)
+    V = len(P)
+    joints = np.zeros((V, 4), int)
+    joints[:, 0] = J
+    tex = np.array([[[255, 0, 0, 255], [0, 255, 0, 255]], [[0, 0, 255, 255], [255, 255, 255, 255]]],
+                   np.uint8)
+    return SkinnedMesh(P, P / np.linalg.norm(P, axis=1, keepdims=True), F, joints,
+                       np.tile([1.0, 0, 0, 0], (V, 1)), np.linalg.inv(wfj),
+                       uvs=np.tile([[0.25, 0.75]], (V, 1)),
+                       materials=(Material("skin", (0.9, 0.7, 0.6, 1.0), tex),))
+
+
+def test_generated_mesh_writes_as_a_skinned_mesh(tmp_path):
+    skel = load_rig("fig2")
+    body = _generated_body(skel)
+    rng = np.random.default_rng(5)
+    q = np.stack([_random_pose(skel, rng, 0.3) for _ in range(4)])
+    out = write_glb(Motion(skel, q, 30.0), tmp_path / "fig2.glb", mesh=body)
+    assert _errors(validate(out)) == []
+    g = ref.load(out)
+    assert len(g.images) == 1 and g.materials[0].pbrMetallicRoughness.baseColorTexture is not None
+    # the reference skinning of the file's animation = ours
+    for k in range(4):
+        want = ref.skinned_positions(g, ref.worlds(g, ref.animated_locals(g, 0, k / 30.0)))
+        np.testing.assert_allclose(_skin(body, skel, q[k]), want, atol=1e-5)
+    back = animik.load_character(out)
+    assert back.skeleton.joint_names == skel.joint_names
+    np.testing.assert_allclose(back.mesh.positions, body.positions, atol=1e-6)
+    np.testing.assert_array_equal(back.mesh.materials[0].base_color_texture,
+                                  body.materials[0].base_color_texture)
+    np.testing.assert_allclose(forward_kinematics(skel, back.clips[0].q).joint_positions,
+                               forward_kinematics(skel, q).joint_positions, atol=1e-6)
+
+
+# ------------------------------------------------------------------ sites
+def test_with_sites_and_without_sites():
+    skel = load_rig("fig2")
+    s2 = skel.with_sites([Site("tip", skel.joint_names[3], (0.0, 0.0, 0.1))])
+    assert s2.site_names == (*skel.site_names, "tip") and s2.dof_names == skel.dof_names
+    np.testing.assert_allclose(s2.site_offsets[-1], [0, 0, 0.1])
+    s3 = s2.without_sites(["tip", skel.site_names[0]])
+    assert s3.site_names == skel.site_names[1:]
+    with pytest.raises(SkeletonError):
+        skel.with_sites([Site(skel.site_names[0], skel.joint_names[0])])
+    with pytest.raises(SkeletonError):
+        skel.with_sites([Site("x", "no such joint")])
+    with pytest.raises(UnknownNameError):
+        skel.without_sites(["no such site"])
+
+
+def test_load_character_falls_back_to_the_rig_resolver(tmp_path):
+    ch = animik.load_character("fig2")
+    assert ch.mesh is None and ch.clips == () and ch.skeleton.site_names == load_rig("fig2").site_names
+    bvh = sorted((ROOT.parent / "shared" / "data" / "bvh").glob("*/*.bvh"))
+    if bvh:
+        ch = animik.load_character(bvh[0])
+        assert len(ch.clips) == 1 and ch.clips[0].skeleton is ch.skeleton
+        assert {"l_hand", "r_hand", "l_foot", "r_foot"} <= set(ch.skeleton.site_names) or \
+            ch.skeleton.n_sites > 0
