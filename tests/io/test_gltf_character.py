@@ -302,3 +302,131 @@ def test_load_character_falls_back_to_the_rig_resolver(tmp_path):
         assert len(ch.clips) == 1 and ch.clips[0].skeleton is ch.skeleton
         assert {"l_hand", "r_hand", "l_foot", "r_foot"} <= set(ch.skeleton.site_names) or \
             ch.skeleton.n_sites > 0
+
+
+# ------------------------------------------------------------------ bad input
+def _synthetic(n_joints=6, joints1=None, weights1=None, weights0=None, joints0=None, ibm=None,
+               skin=True, mesh_parent=None, blob_cut=0, drop_bin=False) -> bytes:
+    """A chain of ``n_joints`` joint nodes along glTF +y (0.1 apart) and a mesh node with a
+    2-triangle quad skinned to them."""
+    import struct
+
+    from animik.io.gltf import _Builder, _glb_bytes
+
+    b = _Builder()
+    V = 4
+    pos = np.array([[0, 0, 0], [0.1, 0, 0], [0.1, 0.3, 0], [0, 0.3, 0]], np.float32)
+    acc = {"POSITION": b.accessor(pos, "VEC3", minmax=True, target=34962)}
+    if skin:
+        j0 = np.array(joints0 if joints0 is not None else [[0, 1, 0, 0]] * V)
+        w0 = np.array(weights0 if weights0 is not None else [[0.5, 0.5, 0, 0]] * V)
+        acc["JOINTS_0"] = b.accessor(j0, "VEC4", 5121, target=34962)
+        acc["WEIGHTS_0"] = b.accessor(w0, "VEC4", target=34962)
+        if joints1 is not None:
+            acc["JOINTS_1"] = b.accessor(np.array(joints1), "VEC4", 5121, target=34962)
+            acc["WEIGHTS_1"] = b.accessor(np.array(weights1), "VEC4", target=34962)
+    idx = b.accessor(np.array([0, 1, 2, 0, 2, 3]), "SCALAR", 5123, target=34963)
+    nodes = [{"name": f"j{k}", "translation": [0, 0.1 if k else 0, 0],
+              **({"children": [k + 1]} if k + 1 < n_joints else {})} for k in range(n_joints)]
+    mesh_node = {"name": "body", "mesh": 0, **({"skin": 0} if skin else {})}
+    nodes.append(mesh_node)
+    if mesh_parent is not None:
+        nodes[mesh_parent].setdefault("children", []).append(n_joints)
+    gltf = {"asset": {"version": "2.0"}, "scene": 0,
+            "scenes": [{"nodes": [0] + ([n_joints] if mesh_parent is None else [])}],
+            "nodes": nodes, "meshes": [{"primitives": [{"attributes": acc, "indices": idx}]}]}
+    if skin:
+        if ibm is None:
+            ibm = np.tile(np.eye(4), (n_joints, 1, 1))
+            ibm[:, 1, 3] = -0.1 * np.arange(n_joints)
+        gltf["skins"] = [{"joints": list(range(n_joints)),
+                          "inverseBindMatrices": b.accessor(np.swapaxes(ibm, 1, 2).reshape(-1, 16),
+                                                            "MAT4")}]
+    gltf["accessors"] = b.accessors
+    gltf["bufferViews"] = b.views
+    blob = bytes(b.blob)
+    gltf["buffers"] = [{"byteLength": len(blob)}]
+    data = _glb_bytes(gltf, blob[: len(blob) - blob_cut] if blob_cut else blob)
+    if drop_bin:
+        n = struct.unpack_from("<I", data, 12)[0]
+        data = data[: 20 + n]
+        data = data[:8] + struct.pack("<I", len(data)) + data[12:]
+    return data
+
+
+def test_synthetic_character_loads_and_skins(tmp_path):
+    ch = animik.load_character(_write(_synthetic(), tmp_path))
+    assert ch.skeleton.joint_names == tuple(f"j{k}" for k in range(6))
+    assert ch.mesh.n_vertices == 4 and ch.meta["messages"] == []
+    np.testing.assert_allclose(ch.mesh.weights[:, :2], 0.5)
+
+
+def _write(data: bytes, tmp_path: Path, name: str = "c.glb") -> Path:
+    p = tmp_path / name
+    p.write_bytes(data)
+    return p
+
+
+def test_more_than_four_influences_keep_the_four_largest_renormalised(tmp_path):
+    w0 = [[0.1, 0.2, 0.3, 0.05]] * 4
+    w1 = [[0.25, 0.1, 0.0, 0.0]] * 4
+    ch = animik.load_character(_write(_synthetic(
+        joints0=[[0, 1, 2, 3]] * 4, weights0=w0, joints1=[[4, 5, 0, 0]] * 4, weights1=w1), tmp_path))
+    m = ch.mesh
+    # largest: 0.3 (j2), 0.25 (j4), 0.2 (j1), 0.1 (j0, first of the two 0.1s)
+    np.testing.assert_array_equal(m.joints[0], [2, 4, 1, 0])
+    np.testing.assert_allclose(m.weights[0], np.array([0.3, 0.25, 0.2, 0.1]) / 0.85, rtol=1e-6)
+    assert any("4 largest kept" in msg for msg in ch.meta["messages"])
+
+
+def test_zero_weight_vertices_bind_to_the_mesh_nodes_joint_or_the_root(tmp_path):
+    w0 = [[0.5, 0.5, 0, 0], [0, 0, 0, 0], [0.5, 0.5, 0, 0], [0, 0, 0, 0]]
+    ch = animik.load_character(_write(_synthetic(weights0=w0, mesh_parent=3), tmp_path))
+    np.testing.assert_array_equal(ch.mesh.joints[[1, 3]], [[3, 0, 0, 0]] * 2)
+    np.testing.assert_array_equal(ch.mesh.weights[[1, 3]], [[1, 0, 0, 0]] * 2)
+    assert any("without weights" in msg for msg in ch.meta["messages"])
+    ch = animik.load_character(_write(_synthetic(weights0=w0), tmp_path, "d.glb"))
+    np.testing.assert_array_equal(ch.mesh.joints[[1, 3]], [[0, 0, 0, 0]] * 2)
+
+
+def test_glb_without_a_skin_is_a_static_prop(tmp_path):
+    ch = animik.load_character(_write(_synthetic(skin=False), tmp_path))
+    assert ch.meta.get("static_prop") and "static prop" in ch.meta["messages"][0]
+    assert ch.skeleton.n_joints == 1 and ch.skeleton.n_dof == 6
+    assert np.all(ch.mesh.joints == 0) and np.all(ch.mesh.weights[:, 0] == 1)
+
+
+@needs_gltf
+def test_several_skins_use_the_first_skinned_mesh_nodes_skin():
+    ch = animik.load_character(_path("RecursiveSkeletons"))
+    assert ch.meta["skin"] == 0 and "84 skins" in ch.meta["messages"][0]
+
+
+@pytest.mark.parametrize("case, match", [
+    ("singular_ibm", "cannot be inverted"),
+    ("no_bin", "no BIN chunk"),
+    ("truncated", "past its buffer"),
+    ("bad_joint", "joint index 9"),
+])
+def test_bad_files_raise_file_format_errors(case, match, tmp_path):
+    kw = {
+        "singular_ibm": dict(ibm=np.zeros((6, 4, 4))),
+        "no_bin": dict(drop_bin=True),
+        "truncated": dict(blob_cut=64),
+        "bad_joint": dict(joints0=[[9, 0, 0, 0]] * 4, weights0=[[1, 0, 0, 0]] * 4),
+    }[case]
+    with pytest.raises(animik.FileFormatError, match=match):
+        animik.load_character(_write(_synthetic(**kw), tmp_path))
+
+
+def test_gltf_with_a_missing_buffer_file_is_an_os_error(tmp_path):
+    data = _synthetic()
+    import struct
+
+    n = struct.unpack_from("<I", data, 12)[0]
+    gltf = json.loads(data[20: 20 + n])
+    gltf["buffers"][0]["uri"] = "missing.bin"
+    p = tmp_path / "c.gltf"
+    p.write_text(json.dumps(gltf))
+    with pytest.raises(FileNotFoundError, match="buffers"):
+        animik.load_character(p)
