@@ -1,7 +1,9 @@
 """``animik retarget``: retarget BVH files onto a rig (or a BVH skeleton), in batch.
 
 Writes ``DIR/<stem>.bvh`` per input (atomically; centimetres for built-in rigs, the target
-file's unit for a BVH target), ``DIR/<stem>.retarget.json`` (the clip's quality report, settings
+file's unit for a BVH target) — or with ``--format glb`` ``DIR/<stem>.glb`` (a rigged glTF
+character target keeps its mesh, skin, materials and textures, with the retargeted animation),
+``DIR/<stem>.retarget.json`` (the clip's quality report, settings
 hash and input hash: finished outputs are skipped on a re-run unless ``--force``) and
 ``DIR/report.json`` (the whole batch), and prints the quality table. See docs/retarget.md.
 
@@ -41,6 +43,7 @@ examples:
   animik retarget ../shared/data/bvh --to fig2 --out out/ --jobs 2
   animik retarget clips/ --to target.bvh --out out/ --mapping map.toml
   animik retarget clips/ --to body95 --out out/ --scheduler tcp://10.0.0.5:8786 --transfer bytes
+  animik retarget walk.bvh --to character.glb --out out/ --format glb
 """
 
 
@@ -56,8 +59,9 @@ def add_parser(subparsers) -> argparse.ArgumentParser:
         epilog=_EPILOG, formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("inputs", nargs="+", metavar="SRC", help="BVH files or folders of them")
     p.add_argument("--to", required=True, metavar="RIG",
-                   help="target: built-in rig name (body95, fig2, biped12, ...), rig .toml or "
-                        "a .bvh file (its skeleton, rest = its OFFSET pose)")
+                   help="target: built-in rig name (body95, fig2, biped12, ...), rig .toml, "
+                        "a .bvh file (its skeleton, rest = its OFFSET pose) or a rigged .glb "
+                        "character (the skeleton of its skin, rest = its bind pose)")
     p.add_argument("--out", required=True, metavar="DIR", help="output folder (created)")
     p.add_argument("--mapping", default=None, metavar="FILE",
                    help="mapping file (.toml or .json): {source joint: target joint}, effectors")
@@ -68,6 +72,9 @@ def add_parser(subparsers) -> argparse.ArgumentParser:
     p.add_argument("--transfer", choices=("path", "bytes"), default="path",
                    help="with --scheduler: workers read/write files by path (shared "
                         "filesystem, default) or exchange bytes with this client")
+    p.add_argument("--format", choices=("bvh", "glb"), default="bvh", dest="fmt",
+                   help="output format (default bvh); glb keeps a .glb / .gltf character "
+                        "target's mesh, skin and materials and carries the retargeted animation")
     p.add_argument("--force", action="store_true", help="redo finished outputs")
     p.add_argument("--strict", action="store_true",
                    help="exit 5 when a clip misses a quality goal")
@@ -107,7 +114,7 @@ def run(args: argparse.Namespace) -> int:
     try:
         result = run_batch(args.inputs, target, args.out, mapping=args.mapping, options=options,
                            jobs=args.jobs, scheduler=args.scheduler, transfer=args.transfer,
-                           force=args.force, progress=not args.quiet)
+                           force=args.force, progress=not args.quiet, fmt=args.fmt)
     except (AnimikError, ValueError) as e:
         print(f"animik retarget: error: {e}", file=sys.stderr)
         return EXIT_DATA

@@ -53,6 +53,8 @@ from ..ik.tuning import fingerprint
 from ..io._atomic import atomic_write
 from ..io.bvh import loads_bvh, read_bvh
 from ..io.bvh_compat import dumps_bvh_compatible
+from ..io.gltf import dumps_glb
+from ..io.gltf_character import loads_character
 from ..motion import Motion
 from ..rigs import load_rig, resolve_rig, rig_from_bytes
 from .mapping import mapping_spec, read_mapping_file
@@ -107,6 +109,16 @@ class TargetSpec:
         _TARGETS[key] = skel
         return skel
 
+    def body(self):
+        """What a ``.glb`` output carries as its mesh: a glTF character target's own mesh (its
+        file's mesh, skin and materials are kept), else True (animik's bone mesh)."""
+        if self.kind not in ("glb", "gltf"):
+            return True
+        key = ("body", self.name, hashlib.sha256(self.data or b"").hexdigest())
+        if key not in _TARGETS:
+            _TARGETS[key] = loads_character(self.data or b"", source=Path(self.name).name).mesh
+        return _TARGETS[key] if _TARGETS[key] is not None else True
+
     @property
     def unit(self) -> float | str:
         """Output unit: the BVH target's own, else centimetres."""
@@ -123,14 +135,20 @@ class TargetSpec:
 _TARGETS: dict[tuple, Any] = {}
 
 
+#: Output formats of a batch: BVH (the default) or glTF binary (the target's character kept).
+FORMATS = ("bvh", "glb")
+
+
 def settings_hash(target: TargetSpec, mapping: Mapping[str, Any] | None,
-                  options: Mapping[str, Any]) -> str:
+                  options: Mapping[str, Any], fmt: str = "bvh") -> str:
     """SHA-256 (16 hex digits) of everything that decides an output but the input itself."""
 
     content = None if mapping is None else {k: v for k, v in mapping.items() if k != "origin"}
     doc = {"format": FORMAT, "version": FORMAT_VERSION, "animik": __version__,
            "target": target.identity(), "mapping": content,
            "options": RetargetOptions.from_kwargs(**options).to_dict()}
+    if fmt != "bvh":  # (BVH batches keep the hash they had before formats existed)
+        doc["format_out"] = fmt
     text = json.dumps(doc, sort_keys=True, default=repr)
     return hashlib.sha256(text.encode()).hexdigest()[:16]
 
@@ -147,6 +165,7 @@ class ClipTask:
     mapping: Mapping[str, Any] | None
     options: Mapping[str, Any]
     settings: str
+    format: str = "bvh"
 
 
 def _sha256(data: bytes) -> str:
@@ -160,8 +179,9 @@ def read_bvh_bytes(name: str, data: bytes) -> Motion:
 
 
 def retarget_motion(motion, name: str, target: TargetSpec, mapping: Mapping[str, Any] | None,
-                    options: Mapping[str, Any]) -> tuple[bytes, dict[str, Any]]:
-    """Retarget one motion; returns the output BVH bytes and the report dict.
+                    options: Mapping[str, Any], fmt: str = "bvh") -> tuple[bytes, dict[str, Any]]:
+    """Retarget one motion; returns the output bytes (BVH, or with ``fmt="glb"`` a glTF binary
+    that keeps a glTF character target's mesh, skin and materials) and the report dict.
 
     Raises:
         AnimikError: an empty motion, unmappable skeleton, bad options.
@@ -169,20 +189,23 @@ def retarget_motion(motion, name: str, target: TargetSpec, mapping: Mapping[str,
     if motion.n_frames == 0:
         raise FileFormatError(f"{name}: the motion has no frames")
     res = Retargeter(motion, target.skeleton(), mapping, **dict(options)).run()
-    out, layout = dumps_bvh_compatible(res.motion, target.unit)
     rep = res.report.to_dict()
+    if fmt == "glb":
+        clip = res.motion.replace(meta={**res.motion.meta, "clip": Path(name).stem})
+        return dumps_glb(clip, mesh=target.body()), rep
+    out, layout = dumps_bvh_compatible(res.motion, target.unit)
     rep["bvh_layout"] = layout
     return out, rep
 
 
 def retarget_bytes(name: str, data: bytes, target: TargetSpec, mapping: Mapping[str, Any] | None,
-                   options: Mapping[str, Any]) -> tuple[bytes, dict[str, Any]]:
-    """Retarget one BVH file given as bytes; returns the output BVH bytes and the report dict.
+                   options: Mapping[str, Any], fmt: str = "bvh") -> tuple[bytes, dict[str, Any]]:
+    """Retarget one BVH file given as bytes; returns the output bytes and the report dict.
 
     Raises:
         AnimikError: malformed input, unmappable skeleton, bad options.
     """
-    return retarget_motion(read_bvh_bytes(name, data), name, target, mapping, options)
+    return retarget_motion(read_bvh_bytes(name, data), name, target, mapping, options, fmt)
 
 
 def _summary(task_input: str, output: str, status: str, settings: str, input_sha: str | None,
@@ -212,7 +235,8 @@ def run_clip(task: ClipTask) -> dict[str, Any]:
         data = Path(task.input).read_bytes()
         sha = _sha256(data)
         motion = read_bvh(task.input)
-        out, rep = retarget_motion(motion, task.input, task.target, task.mapping, task.options)
+        out, rep = retarget_motion(motion, task.input, task.target, task.mapping, task.options,
+                                   task.format)
         atomic_write(task.output, out)
         summary = _summary(task.input, task.output, "ok", task.settings, sha, rep,
                            seconds=time.perf_counter() - t0)
@@ -228,7 +252,8 @@ def run_clip_data(task: ClipTask, data: bytes) -> tuple[bytes | None, dict[str, 
     t0 = time.perf_counter()
     sha = _sha256(data)
     try:
-        out, rep = retarget_bytes(task.input, data, task.target, task.mapping, task.options)
+        out, rep = retarget_bytes(task.input, data, task.target, task.mapping, task.options,
+                                  task.format)
         return out, _summary(task.input, task.output, "ok", task.settings, sha, rep,
                              seconds=time.perf_counter() - t0)
     except Exception as e:  # noqa: BLE001
@@ -315,15 +340,15 @@ def expand_inputs(paths: Iterable[str | os.PathLike]) -> list[Path]:
 
 
 def plan_tasks(inputs: Sequence[Path], out_dir: Path, target: TargetSpec,
-               mapping: Mapping[str, Any] | None, options: Mapping[str, Any], settings: str
-               ) -> tuple[list[ClipTask], list[dict[str, Any]]]:
+               mapping: Mapping[str, Any] | None, options: Mapping[str, Any], settings: str,
+               fmt: str = "bvh") -> tuple[list[ClipTask], list[dict[str, Any]]]:
     """Tasks per input, and failed summaries for inputs whose output name is already taken."""
     tasks, clashes = [], []
     used: dict[str, str] = {}
     for p in inputs:
         stem = p.stem
         key = stem.lower()
-        out = out_dir / f"{stem}.bvh"
+        out = out_dir / f"{stem}.{fmt}"
         if key in used:
             clashes.append(_summary(str(p), str(out), "failed", settings, None,
                                     error=FileFormatError(f"output name {out.name!r} is already "
@@ -331,7 +356,7 @@ def plan_tasks(inputs: Sequence[Path], out_dir: Path, target: TargetSpec,
             continue
         used[key] = str(p)
         tasks.append(ClipTask(str(p), str(out), str(out_dir / f"{stem}{SIDECAR_SUFFIX}"), target,
-                              mapping, dict(options), settings))
+                              mapping, dict(options), settings, fmt))
     return tasks, clashes
 
 
@@ -339,7 +364,8 @@ def run_batch(inputs: Sequence[str | os.PathLike], target: str | os.PathLike | T
               out_dir: str | os.PathLike, mapping: str | os.PathLike | Mapping | None = None,
               options: Mapping[str, Any] | None = None, jobs: int = 1,
               scheduler: str | Any | None = None, transfer: str = "path", force: bool = False,
-              progress: bool = True, executor: Executor | None = None, stream=None) -> BatchResult:
+              progress: bool = True, executor: Executor | None = None, stream=None,
+              fmt: str = "bvh") -> BatchResult:
     """Retarget BVH files into ``out_dir`` (see the module docstring).
 
     Args:
@@ -354,6 +380,8 @@ def run_batch(inputs: Sequence[str | os.PathLike], target: str | os.PathLike | T
         force: redo finished outputs.
         progress: show a tqdm progress bar on ``stream`` (default stderr).
         executor: use this ``concurrent.futures`` executor instead of creating a pool.
+        fmt: output format, ``"bvh"`` or ``"glb"`` (``DIR/<stem>.glb``: a glTF character
+            target keeps its mesh, skin and materials; other targets get animik's bone mesh).
 
     Returns:
         :class:`BatchResult` (also written to ``out_dir/report.json``).
@@ -367,6 +395,8 @@ def run_batch(inputs: Sequence[str | os.PathLike], target: str | os.PathLike | T
         raise ValueError(f"jobs must be an integer >= 1, got {jobs!r}")
     if transfer not in ("path", "bytes"):
         raise ValueError(f"transfer must be 'path' or 'bytes', got {transfer!r}")
+    if fmt not in FORMATS:
+        raise ValueError(f"fmt must be one of {FORMATS}, got {fmt!r}")
     t_start = time.perf_counter()
     spec = target if isinstance(target, TargetSpec) else TargetSpec.from_arg(target)
     if mapping is not None and not isinstance(mapping, Mapping):
@@ -377,11 +407,11 @@ def run_batch(inputs: Sequence[str | os.PathLike], target: str | os.PathLike | T
         mapping_doc = None
     options = dict(options or {})
     RetargetOptions.from_kwargs(**options)  # validate before starting workers
-    settings = settings_hash(spec, mapping_doc, options)
+    settings = settings_hash(spec, mapping_doc, options, fmt)
     out = Path(out_dir)
     out.mkdir(parents=True, exist_ok=True)
     files = expand_inputs(inputs)
-    tasks, results = plan_tasks(files, out, spec, mapping_doc, options, settings)
+    tasks, results = plan_tasks(files, out, spec, mapping_doc, options, settings, fmt)
     todo = []
     for t in tasks:
         done = None if force else finished(t)

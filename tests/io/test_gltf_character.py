@@ -430,3 +430,30 @@ def test_gltf_with_a_missing_buffer_file_is_an_os_error(tmp_path):
     p.write_text(json.dumps(gltf))
     with pytest.raises(FileNotFoundError, match="buffers"):
         animik.load_character(p)
+
+
+# ------------------------------------------------------------------ retarget onto a character
+@needs_gltf
+def test_cli_retarget_to_a_glb_character_writes_a_glb_that_keeps_it(tmp_path):
+    from animik.cli import main
+
+    bvh = ROOT.parent / "shared" / "data" / "bvh" / "bandai_namco" / "dataset-1_walk_normal_001.bvh"
+    if not bvh.is_file():
+        pytest.skip(f"{bvh} not present")
+    target = _path("CesiumMan")
+    rc = main(["retarget", str(bvh), "--to", str(target), "--out", str(tmp_path / "out"),
+               "--format", "glb", "--quiet"])
+    assert rc == 0
+    out = tmp_path / "out" / f"{bvh.stem}.glb"
+    assert _errors(validate(out)) == []
+    ch, back = animik.load_character(target), animik.load_character(out)
+    assert back.skeleton.joint_names == ch.skeleton.joint_names
+    np.testing.assert_array_equal(back.mesh.positions, ch.mesh.positions)
+    np.testing.assert_array_equal(back.mesh.weights, ch.mesh.weights)
+    np.testing.assert_array_equal(back.mesh.materials[0].base_color_texture,
+                                  ch.mesh.materials[0].base_color_texture)
+    clip = back.clips[0]
+    assert clip.n_frames == animik.read_bvh(bvh).n_frames and clip.meta["clip"] == bvh.stem
+    # the animation moves the character (not its rest pose)
+    z = forward_kinematics(back.skeleton, clip.q).joint_positions[:, 0]
+    assert np.ptp(z[:, :2], axis=0).max() > 0.5
