@@ -14,9 +14,11 @@ from pathlib import Path
 import numpy as np
 
 from ..anim import clip_from_motion
+from ..character import Character, SkinnedMesh
 from ..motion import Motion
-from ..rigs import is_builtin, resolve_rig
+from ..rigs import is_builtin, load_character, resolve_rig
 from ..scene import Scene, SceneTarget, load_scene, save_scene
+from ..skeleton import Skeleton
 from .camera import OrbitCamera
 from .edits import USER_ERRORS, cancel_drag, commit, describe, set_doc
 from .framing import setup_camera
@@ -37,6 +39,43 @@ def bvh_document(path: str | Path, motion: Motion, tolerance: float | None = Non
                         solver=SolverSettings(default_solver(), 20, {}), clips=(clip,), clip=0)
 
 
+def character_document(path: str | Path, character: Character) -> Document:
+    """A document on a character (a rigged glTF file): its skeleton and skinned mesh, its
+    clips (every frame a key) with the first current, at its first frame (rest pose without
+    clips)."""
+    path = Path(path)
+    names: list[str] = []
+    clips = []
+    for i, motion in enumerate(character.clips):
+        base = str(motion.meta.get("clip") or f"{path.stem} {i + 1}")
+        name, k = base, 1
+        while name in names:
+            k += 1
+            name = f"{base} {k}"
+        names.append(name)
+        clips.append(clip_from_motion(motion, name=name))
+    q = clips[0].sample([0.0], ik=False)[0] if clips else character.skeleton.rest_q
+    return Document.new(character.skeleton, str(path), q,
+                        motion=character.clips[0] if character.clips else None, frame=0,
+                        name=character.name or path.stem,
+                        solver=SolverSettings(default_solver(), 20, {}), clips=tuple(clips),
+                        clip=0 if clips else -1, mesh=character.mesh)
+
+
+def _character_mesh(rig: str, skel: Skeleton) -> SkinnedMesh | None:
+    """The skinned mesh of a scene's ``.glb`` / ``.gltf`` rig (None: none, or it no longer
+    fits the scene's skeleton)."""
+    if Path(rig).suffix.lower() not in (".glb", ".gltf"):
+        return None
+    try:
+        ch = load_character(rig)
+    except USER_ERRORS:
+        return None
+    if ch.mesh is None or ch.skeleton.joint_names != skel.joint_names:
+        return None
+    return ch.mesh
+
+
 def document_from_scene(scene: Scene, motion: Motion | None = None) -> Document:
     skel = scene.skeleton
     clips = tuple(scene.clips)
@@ -46,7 +85,8 @@ def document_from_scene(scene: Scene, motion: Motion | None = None) -> Document:
         clips = (clip_from_motion(motion, name=Path(scene.rig).stem),)
         time = scene.frame / motion.fps
     doc = Document.new(skel, scene.rig, scene.q, name=scene.name, frame=scene.frame, motion=motion,
-                       clips=clips, clip=0 if clips else -1, time=time)
+                       clips=clips, clip=0 if clips else -1, time=time,
+                       mesh=_character_mesh(scene.rig, skel))
     effs = list(doc.effectors)
     for t in scene.targets_list:
         i = skel.site_index(t.site)
@@ -96,7 +136,7 @@ def default_scene_path() -> Path | None:
 
 
 def open_document(target: str | Path | None) -> tuple[Document, Path | None, Mapping | None]:
-    """Open a scene file, a built-in rig, a rig file or a BVH file.
+    """Open a scene file, a built-in rig, a rig file, a BVH file or a glTF character.
 
     Args:
         target: path or built-in rig name; ``None`` opens ``scenes/default.toml`` (or body95).
@@ -122,6 +162,11 @@ def open_document(target: str | Path | None) -> tuple[Document, Path | None, Map
         if "animik-rig" not in head or "animik-scene" in head:
             scene = load_scene(path)
             return document_from_scene(scene, scene.motion), path, scene.camera
+    if not is_builtin(spec) and path.suffix.lower() in (".glb", ".gltf"):
+        # a rigged glTF character (or a static prop): skeleton, skinned mesh and its clips
+        ch = load_character(path)
+        if ch.mesh is not None:
+            return character_document(path, ch), None, None
     src = resolve_rig(spec)  # one resolver (animik.rigs); RigNotFoundError lists the rigs
     if src.motion is not None:
         return bvh_document(src.path, src.motion), None, None

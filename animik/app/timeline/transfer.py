@@ -20,7 +20,8 @@ from .playhead import show_time
 
 def export_current(state: AppState, path: str | Path) -> Path | None:
     """Export the current clip to ``.bvh`` or ``.glb`` (no extension: ``.glb``); errors go to
-    the banner."""
+    the banner. A ``.glb`` carries the document's character: an imported glTF character's
+    own mesh, skin, materials and textures, or a generated body (no mesh: the bone mesh)."""
     clip = current_clip(state)
     path = Path(path).expanduser()
     if clip is None:
@@ -29,7 +30,9 @@ def export_current(state: AppState, path: str | Path) -> Path | None:
     if not path.suffix:
         path = path.with_suffix(".glb")
     try:
-        out = anim.export_clip(clip, path)
+        body = state.doc.mesh
+        options = {"mesh": body} if body is not None and path.suffix.lower() == ".glb" else {}
+        out = anim.export_clip(clip, path, **options)
     except Exception as e:
         report(state, f"Cannot export clip {clip.name!r} to {path}", e)
         return None

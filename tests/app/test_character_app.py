@@ -1,0 +1,83 @@
+"""A rigged glTF character in the app (issue 12): File › Open gives a document with its skinned
+mesh and clips, handles drag with live IK, export keeps the character, a broken file changes
+nothing. No GL needed (picking is ray casting)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+import pytest
+from app_helpers import make_state, site_xy
+
+import animik
+from animik.app import actions
+from animik.app import keys as K
+from animik.app.controller import ViewportController
+from animik.app.documents import open_into
+from animik.app.state import FREE
+from animik.app.timeline.transfer import export_current
+
+GLTF = Path(__file__).resolve().parents[2].parent / "shared" / "data" / "gltf"
+CESIUM = GLTF / "CesiumMan" / "CesiumMan.glb"
+needs_cesium = pytest.mark.skipif(not CESIUM.is_file(), reason=f"{CESIUM} not present")
+
+
+def _drag(ctrl, start, end, steps=12):
+    st = ctrl.state
+    (x0, y0), (x1, y1) = start, end
+    ctrl.on_mouse_motion(x0, y0, 0, 0)
+    ctrl.on_mouse_press(x0, y0, K.LEFT, 0)
+    px, py = x0, y0
+    for i in range(1, steps + 1):
+        x, y = x0 + (x1 - x0) * i / steps, y0 + (y1 - y0) * i / steps
+        ctrl.on_mouse_drag(x, y, x - px, y - py, K.LEFT, 0)
+        px, py = x, y
+        actions.update(st, 1 / 60)
+    ctrl.on_mouse_release(x1, y1, K.LEFT, 0)
+
+
+@needs_cesium
+def test_open_a_glb_character_sets_the_mesh_and_clips():
+    st = make_state(CESIUM)
+    doc = st.doc
+    ch = animik.load_character(CESIUM)
+    assert doc.mesh is not None and doc.mesh.n_vertices == ch.mesh.n_vertices
+    assert doc.skeleton.joint_names == ch.skeleton.joint_names
+    assert len(doc.clips) == 1 and doc.clip == 0
+    assert {"l_hand", "r_hand", "head"} <= {e.site for e in doc.effectors}
+
+
+@needs_cesium
+def test_drag_a_hand_of_the_character_with_live_ik():
+    st = make_state(CESIUM)
+    st.doc = st.doc.replace(clips=(), clip=-1)  # pose mode on the bare character
+    c = ViewportController(st)
+    i = st.skeleton.site_index("l_hand")
+    x, y = site_xy(st, "l_hand")
+    _drag(c, (x, y), (x - 40, y + 40))
+    e = st.doc.effector("l_hand")
+    assert e.mode != FREE
+    for _ in range(60):
+        actions.update(st, 1 / 60)
+    assert np.linalg.norm(st.fk.site_positions[i] - e.position) < 5e-3
+
+
+@needs_cesium
+def test_export_from_the_app_keeps_the_character(tmp_path):
+    st = make_state(CESIUM)
+    out = export_current(st, tmp_path / "walk.glb")
+    assert out is not None and out.is_file()
+    back = animik.load_character(out)
+    np.testing.assert_array_equal(back.mesh.positions, st.doc.mesh.positions)
+    assert back.mesh.materials[0].base_color_texture is not None
+    assert len(back.clips) == 1
+
+
+def test_a_broken_glb_leaves_the_document_as_it_was(tmp_path):
+    st = make_state("fig2")
+    before = st.doc
+    bad = tmp_path / "broken.glb"
+    bad.write_bytes(b"glTF" + b"\x02\x00\x00\x00" + b"\xff" * 40)
+    assert not open_into(st, bad)
+    assert st.doc is before
