@@ -81,3 +81,29 @@ def test_a_broken_glb_leaves_the_document_as_it_was(tmp_path):
     bad.write_bytes(b"glTF" + b"\x02\x00\x00\x00" + b"\xff" * 40)
     assert not open_into(st, bad)
     assert st.doc is before
+
+
+@needs_cesium
+def test_add_a_site_at_a_joint_and_remove_one_undoably():
+    from animik.app.sites import add_site, remove_site
+
+    st = make_state(CESIUM)
+    skel0, mesh = st.skeleton, st.doc.mesh
+    j = skel0.joint_index("Skeleton_neck_joint_1")
+    st.selected_joint = j
+    name = add_site(st, j)
+    assert name == "Skeleton_neck_joint_1_site" and st.selected_site == name
+    assert st.skeleton.site_names == (*skel0.site_names, name)
+    assert st.skeleton.dof_names == skel0.dof_names and st.doc.mesh is mesh
+    assert st.doc.clips[0].skeleton is st.skeleton
+    np.testing.assert_allclose(st.fk.site_positions[-1], st.fk.joint_positions[j])
+    # the new site is an IK effector like the others
+    c = ViewportController(st)
+    x, y = site_xy(st, name)
+    _drag(c, (x, y), (x + 30, y + 10))
+    assert st.doc.effector(name).mode != FREE
+    assert remove_site(st, "l_hand")
+    assert "l_hand" not in st.skeleton.site_names
+    actions.undo(st)
+    assert "l_hand" in st.skeleton.site_names
+    assert not remove_site(st, "no such site") and st.skeleton.n_sites == skel0.n_sites + 1

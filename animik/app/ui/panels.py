@@ -10,7 +10,7 @@ from __future__ import annotations
 import numpy as np
 from imgui_bundle import imgui
 
-from .. import actions, timeline
+from .. import actions, sites, timeline
 from ..state import FREE, MODES, PINNED, TARGET, AppState
 
 RED = (0.95, 0.35, 0.32, 1.0)
@@ -156,6 +156,14 @@ def draw_effectors_panel(state: AppState) -> None:
             actions.reset_pose(state)
         imgui.same_line()
         _, state.pin_on_release = imgui.checkbox("Pin on release", state.pin_on_release)
+        if state.selected_joint is not None and state.selected_joint < skel.n_joints:
+            if imgui.button(f"Add site at {skel.joint_names[state.selected_joint]}"):
+                sites.add_site(state, state.selected_joint)
+            if state.selected_site is not None:
+                imgui.same_line()
+        if state.selected_site is not None and state.selected_site in skel.site_names:
+            if imgui.button(f"Remove site {state.selected_site}"):
+                sites.remove_site(state, state.selected_site)
         flags = (imgui.TableFlags_.row_bg | imgui.TableFlags_.borders_inner_h
                  | imgui.TableFlags_.scroll_y | imgui.TableFlags_.sizing_stretch_prop)
         if imgui.begin_table("##eff", 6, flags):
