@@ -454,6 +454,12 @@ def _animation_frames(gltf, buffers, nodes, parent, anim, ai, order, bind_fix, s
     channels = anim.get("channels", [])
     if not isinstance(samplers, list) or not isinstance(channels, list):
         raise _bad(src, f"animations[{ai}]: samplers and channels must be lists")
+    # the nodes whose motion reaches a joint: joints and their ancestors
+    needed: set[int] = set()
+    for n in order:
+        while n is not None and n >= 0 and n not in needed:
+            needed.add(n)
+            n = parent.get(n)
     chans: dict[int, dict[str, tuple]] = {}
     times = []
     for ch in channels:
@@ -463,6 +469,8 @@ def _animation_frames(gltf, buffers, nodes, parent, anim, ai, order, bind_fix, s
         if "node" not in tgt or tgt.get("path") not in ("translation", "rotation", "scale"):
             continue
         node = _index(tgt["node"], len(nodes), "a channel's target.node", src)
+        if node not in needed:
+            continue
         smp = samplers[_index(ch.get("sampler"), len(samplers), "a channel's sampler", src)]
         if not isinstance(smp, dict):
             raise _bad(src, f"animations[{ai}].samplers[] must be objects")
@@ -479,13 +487,7 @@ def _animation_frames(gltf, buffers, nodes, parent, anim, ai, order, bind_fix, s
                             f"{width} components")
         chans.setdefault(node, {})[tgt["path"]] = (tin, out, interp)
         times.append(tin)
-    # the nodes whose motion reaches a joint: joints and their ancestors
-    needed: set[int] = set()
-    for n in order:
-        while n is not None and n >= 0 and n not in needed:
-            needed.add(n)
-            n = parent.get(n)
-    if not any(n in needed for n in chans):
+    if not chans:
         return None
     t_max = max((float(t[-1]) for t in times if len(t)), default=0.0)
     fps = _infer_fps(times)
