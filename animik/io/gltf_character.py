@@ -279,7 +279,17 @@ def _read_checked(data: bytes, src: str, folder: Path | None, stem: str) -> Char
         raise _bad(src, f"malformed glTF ({type(e).__name__}: {e})") from None
 
 
+#: Extensions whose data the reader cannot decode: a file that requires one is refused.
+UNSUPPORTED_EXTENSIONS = ("KHR_draco_mesh_compression", "EXT_meshopt_compression")
+
+
 def _read(gltf: dict, buffers: list[bytes], src: str, folder: Path | None, stem: str) -> Character:
+    required = gltf.get("extensionsRequired", [])
+    if isinstance(required, list):
+        bad = [e for e in required if e in UNSUPPORTED_EXTENSIONS]
+        if bad:
+            raise _bad(src, f"the file requires {bad}: compressed meshes are not supported "
+                            "(decompress it first, e.g. gltf-transform copy)")
     nodes = _list_of_dicts(gltf, "nodes", src)
     meshes = _list_of_dicts(gltf, "meshes", src)
     skins = _list_of_dicts(gltf, "skins", src)

@@ -457,3 +457,16 @@ def test_cli_retarget_to_a_glb_character_writes_a_glb_that_keeps_it(tmp_path):
     # the animation moves the character (not its rest pose)
     z = forward_kinematics(back.skeleton, clip.q).joint_positions[:, 0]
     assert np.ptp(z[:, :2], axis=0).max() > 0.5
+
+
+def test_compressed_meshes_are_refused(tmp_path):
+    import struct
+
+    from animik.io.gltf import _glb_bytes
+
+    data = _synthetic()
+    n = struct.unpack_from("<I", data, 12)[0]
+    gltf = json.loads(data[20: 20 + n])
+    gltf["extensionsUsed"] = gltf["extensionsRequired"] = ["KHR_draco_mesh_compression"]
+    with pytest.raises(animik.FileFormatError, match="compressed meshes"):
+        animik.load_character(_write(_glb_bytes(gltf, data[20 + n + 8:]), tmp_path))
