@@ -8,7 +8,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from app_helpers import make_state, site_xy
+from app_helpers import app, make_state, site_xy  # noqa: F401 (fixture)
 
 import animik
 from animik.app import actions
@@ -107,3 +107,18 @@ def test_add_a_site_at_a_joint_and_remove_one_undoably():
     actions.undo(st)
     assert "l_hand" in st.skeleton.site_names
     assert not remove_site(st, "no such site") and st.skeleton.n_sites == skel0.n_sites + 1
+
+
+@needs_cesium
+def test_panels_draw_for_a_character_and_the_browser_lists_glb(app):
+    from animik.app.ui.files import list_dir
+
+    st = app.state
+    assert "CesiumMan.glb" in {f.name for f in list_dir(CESIUM.parent)[1]}
+    assert actions.open_into(st, CESIUM)
+    assert st.doc.mesh is not None
+    st.selected_joint = 3
+    st.selected_site = "head"
+    for _ in range(3):
+        app.frame()
+    assert st.skeleton.n_sites == 5  # drawing the panel adds nothing by itself

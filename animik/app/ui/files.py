@@ -11,7 +11,7 @@ from imgui_bundle import imgui
 from .. import actions, timeline
 from ..state import AppState
 
-OPEN_SUFFIXES = (".toml", ".bvh")
+OPEN_SUFFIXES = (".toml", ".bvh", ".glb", ".gltf")  # .glb / .gltf: a rigged character
 SUFFIXES = {"open": OPEN_SUFFIXES, "save": (".toml",), "export": (".glb", ".bvh"),
             "import": (".bvh",)}
 TITLES = {"open": "Open file", "save": "Save scene as", "export": "Export clip",
@@ -98,7 +98,8 @@ def list_dir(folder: Path, suffixes=OPEN_SUFFIXES) -> tuple[list[Path], list[Pat
 
 
 def draw_file_browser_panel(state: AppState) -> None:
-    """A floating window listing folders and .toml / .bvh files; double-click or Open/Save."""
+    """A floating window listing folders and the files of the mode (Open: .toml / .bvh / .glb /
+    .gltf); double-click or Open/Save."""
     if not state.show_file_browser:
         return
     vp = imgui.get_main_viewport()
