@@ -84,8 +84,9 @@ def build_parser() -> argparse.ArgumentParser:
 
     sp = sub.add_parser(
         "app", help="open the posing app (also: `animik [SCENE|RIG|FILE.bvh]`)",
-        description="Open the interactive posing app on a scene .toml, a rig .toml, a .bvh file "
-                    "or a built-in rig name (default: scenes/default.toml). `animik` with no "
+        description="Open the interactive posing app on a scene .toml, a rig .toml, a .bvh file, "
+                    "a rigged .glb / .gltf character or a built-in rig name (default: "
+                    "scenes/default.toml). `animik` with no "
                     "command, or with a file or rig name first, does the same.")
     add_app_arguments(sp)
 

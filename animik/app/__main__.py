@@ -12,8 +12,8 @@ from . import run
 def add_arguments(p: argparse.ArgumentParser) -> None:
     """The app's command-line options (shared with ``animik [TARGET]``)."""
     p.add_argument("target", nargs="?", default=None,
-                   help="a scene .toml, a rig .toml, a .bvh file or a built-in rig name "
-                        "(default: scenes/default.toml, body95)")
+                   help="a scene .toml, a rig .toml, a .bvh file, a rigged .glb / .gltf "
+                        "character or a built-in rig name (default: scenes/default.toml, body95)")
     p.add_argument("--save-path", default=None,
                    help="where Ctrl+S writes the scene (default: the opened scene file, else "
                         "<name>.scene.toml in the current folder)")

@@ -17,8 +17,8 @@ Reading (:func:`read_character`, :func:`loads_character`):
   first skinned mesh node, ``IBM`` the skin's inverse bind matrix, identity when absent), made
   rigid by the polar decomposition; its rotation becomes the joint's rest rotation and every
   joint gets three rotation DoFs ``Z X Y`` (rest 0), the root also three translation DoFs, and
-  another joint three translation DoFs limited to the range the clips use when some clip
-  moves it off its bind offset (exporters often key a bone's offset a few mm off its bind
+  another joint three translation DoFs limited to the range the clips use (widened by that
+  range on each side) when some clip moves it off its bind offset (exporters often key a bone's offset a few mm off its bind
   offset; the limits keep IK from stretching bones). A file
   written by animik (``extras.animik.rig``, see :mod:`animik.io.gltf`) gives back its stored
   skeleton exactly (DoFs, limits, sites).
@@ -566,7 +566,8 @@ def _skeleton(stem: str, names: list[str], jparent: list[int], world_bind: np.nd
         elif moves[j]:
             # a joint the clips move off its bind offset (COLLADA exports often key offsets a
             # few mm off): translation DoFs limited to the clips' range (IK stretches no bone)
-            dofs += [Dof(f"{nm}_t{a}", f"t{a}", float(lo[j, i]) - 1e-9, float(hi[j, i]) + 1e-9,
+            pad = max(float(np.max(hi[j] - lo[j])), 10 * tol)  # clip values off the limits
+            dofs += [Dof(f"{nm}_t{a}", f"t{a}", float(lo[j, i]) - pad, float(hi[j, i]) + pad,
                          rest=0.0) for i, a in enumerate("xyz")]
         dofs += [Dof(f"{nm}_r{a}", f"r{a}", rest=0.0) for a in "zxy"]
         joints.append(Joint(nm, None if jparent[j] < 0 else names[jparent[j]],
