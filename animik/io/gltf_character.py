@@ -18,8 +18,8 @@ Reading (:func:`read_character`, :func:`loads_character`):
   rigid by the polar decomposition; its rotation becomes the joint's rest rotation and every
   joint gets three rotation DoFs ``Z X Y`` (rest 0), the root also three translation DoFs, and
   another joint three translation DoFs limited to the range the clips use (widened by that
-  range on each side) when some clip moves it off its bind offset (exporters often key a bone's offset a few mm off its bind
-  offset; the limits keep IK from stretching bones). A file
+  range on each side) when some clip moves it off its bind offset (exporters often key a
+  bone's offset a few mm off its bind offset; the limits keep IK from stretching bones). A file
   written by animik (``extras.animik.rig``, see :mod:`animik.io.gltf`) gives back its stored
   skeleton exactly (DoFs, limits, sites).
 * **The mesh** (:class:`~animik.character.SkinnedMesh`): positions ``M @ v`` and normals at the

@@ -122,3 +122,23 @@ def test_panels_draw_for_a_character_and_the_browser_lists_glb(app):
     for _ in range(3):
         app.frame()
     assert st.skeleton.n_sites == 5  # drawing the panel adds nothing by itself
+
+
+@needs_cesium
+def test_tools_retarget_a_bvh_onto_the_character_bake_and_export(tmp_path):
+    from retarget_helpers import write_walker_bvh
+
+    from animik.app.modes import retarget as rm
+
+    bvh = write_walker_bvh(tmp_path / "walk.bvh", frames=30, fps=30.0)
+    st = make_state(CESIUM)
+    mesh = st.doc.mesh
+    assert rm.enter(st, bvh, str(CESIUM), play=False), [m.text for m in st.messages]
+    assert st.doc.mesh is mesh  # the open character's body comes along
+    baked = rm.bake(st)
+    assert baked is not None and baked.n_frames == 30
+    assert rm.leave(st) and st.doc.mesh is mesh
+    out = export_current(st, tmp_path / "walk_on_cesium.glb")
+    back = animik.load_character(out)
+    np.testing.assert_array_equal(back.mesh.positions, mesh.positions)
+    assert back.clips[0].n_frames == 30

@@ -36,6 +36,9 @@ def draw_retarget_tools(state: AppState) -> None:
             ui.show = False
         else:
             rm.open_panel(state)
+            rig = str(state.doc.rig)
+            if state.doc.mesh is not None and rig.lower().endswith((".glb", ".gltf")):
+                ui.target, ui.target_file = FILE_CHOICE, rig  # onto the open character
     link = rm.current(state)
     if imgui.menu_item_simple("Leave retarget mode", "", False, link is not None):
         rm.leave(state)
@@ -90,7 +93,8 @@ def _setup(state: AppState, ui: rm.RetargetUI, title: str = "Retarget a BVH onto
         imgui.set_next_item_width(-1)
         _, ui.target_file = imgui.input_text("##tfile", ui.target_file)
         if imgui.is_item_hovered():
-            imgui.set_tooltip("a rig .toml or a .bvh whose skeleton is the target")
+            imgui.set_tooltip("a rig .toml, a .bvh or a rigged .glb character whose skeleton "
+                              "is the target")
     imgui.text("Mapping file (optional)")
     imgui.set_next_item_width(-1)
     _, ui.mapping_path = imgui.input_text("##map", ui.mapping_path)

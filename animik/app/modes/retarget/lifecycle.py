@@ -6,8 +6,11 @@ from pathlib import Path
 
 import numpy as np
 
+from ....character import SkinnedMesh
 from ....io.bvh import read_bvh
 from ....motion import Motion
+from ....rigs import load_character
+from ....skeleton import Skeleton
 from ...edits import USER_ERRORS, cancel_drag, commit, describe, set_doc
 from ...solve import default_solver
 from ...state import AppState, Document, SolverSettings
@@ -22,7 +25,8 @@ def enter(state: AppState, source: str | Path | Motion | None = None, target: st
     Args:
         source: a ``.bvh`` path or a motion; None: the document's BVH (or the current
             session's source, to retarget it onto another rig).
-        target: built-in rig name, or a rig ``.toml`` / ``.bvh`` path.
+        target: built-in rig name, or a rig ``.toml`` / ``.bvh`` / rigged ``.glb`` path (a
+            character's mesh comes along: ``Document.mesh``).
         mapping: optional mapping file.
         play: start playing.
 
@@ -67,7 +71,7 @@ def enter(state: AppState, source: str | Path | Motion | None = None, target: st
     tgt = sess.rt.target
     doc = Document.new(tgt, str(target), q0, name=f"{sess.source_name} on {tgt.name}",
                        solver=SolverSettings(default_solver(), 20, {}),
-                       mode=RetargetLink(sess))
+                       mode=RetargetLink(sess), mesh=_target_mesh(state, str(target), tgt))
     cancel_drag(state)
     if state.playing:
         state.playing = False  # the timeline's playback: retarget mode has its own transport
@@ -83,6 +87,22 @@ def enter(state: AppState, source: str | Path | Motion | None = None, target: st
     state.info(f"Retargeting {Path(src_path).name if src_path else sess.source_name} onto "
                f"{tgt.name}: {sess.n_frames} frames at {sess.fps:g} fps")
     return True
+
+
+def _target_mesh(state: AppState, target: str, skel: Skeleton) -> SkinnedMesh | None:
+    """The skinned mesh of a glTF character target (the open document's when it is that
+    file), so that retarget mode, its bake and a later export keep the character."""
+    if not target.lower().endswith((".glb", ".gltf")):
+        return None
+    doc = state.doc
+    if doc.mesh is not None and str(doc.rig) == target and \
+            doc.skeleton.joint_names == skel.joint_names:
+        return doc.mesh
+    try:
+        ch = load_character(Path(target).expanduser())
+    except USER_ERRORS:
+        return None
+    return ch.mesh if ch.mesh is not None and ch.skeleton.joint_names == skel.joint_names else None
 
 
 def leave(state: AppState) -> bool:
