@@ -515,7 +515,8 @@ def effector_sites(skel: Skeleton, roles: JointRoles | None = None) -> list[Site
     One site per found role among :data:`EFFECTOR_ROLES` (named as the role: ``"l_hand"``,
     ``"r_foot"``, ``"head"``...; retargeting reads these names back as the roles) at the joint
     itself, and one per fingertip (``"l_index_tip"``...) at the end of the finger's last
-    segment (its single child's offset when it has one, else the joint). A skeleton with no
+    segment (its single child's offset when it has one; on a leaf, 3/4 of the previous
+    segment further along its line). A skeleton with no
     humanoid role at all (a prop, a tail, a robot arm) gets a site ``"<joint>_end"`` at each leaf
     joint instead (at most 8, the farthest from the root first).
 
@@ -533,13 +534,23 @@ def effector_sites(skel: Skeleton, roles: JointRoles | None = None) -> list[Site
         jn = roles.roles.get(role)
         if jn is not None and role not in taken:
             out.append(Site(role, jn))
+    fk = None
     for role in FINGERTIP_ROLES:
         jn = roles.roles.get(role)
         name = role[:-1] + "_tip"
         if jn is None or name in taken:
             continue
-        kids = skel.children[skel.joint_index(jn)]
-        offset = tuple(skel.offsets[kids[0]]) if len(kids) == 1 else (0.0, 0.0, 0.0)
+        j = skel.joint_index(jn)
+        kids = skel.children[j]
+        if len(kids) == 1:
+            offset = tuple(skel.offsets[kids[0]])
+        elif not kids and j > 0:
+            # a leaf: the last phalanx is ~3/4 of the one before (on its line, at rest)
+            fk = forward_kinematics(skel, skel.rest_q) if fk is None else fk
+            d = fk.joint_positions[j] - fk.joint_positions[skel.parents[j]]
+            offset = tuple(0.75 * (fk.joint_rotations[j].T @ d))
+        else:
+            offset = (0.0, 0.0, 0.0)
         out.append(Site(name, jn, offset))
     if not out:
         P, _ = rest_positions(skel)

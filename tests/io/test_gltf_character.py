@@ -470,3 +470,21 @@ def test_compressed_meshes_are_refused(tmp_path):
     gltf["extensionsUsed"] = gltf["extensionsRequired"] = ["KHR_draco_mesh_compression"]
     with pytest.raises(animik.FileFormatError, match="compressed meshes"):
         animik.load_character(_write(_glb_bytes(gltf, data[20 + n + 8:]), tmp_path))
+
+
+def test_auto_sites_include_fingertips_beyond_the_last_joint():
+    from animik.semantics.roles import effector_sites
+
+    full = load_rig("body95")
+    bare = full.without_sites(full.site_names)
+    sites = {s.name: s for s in effector_sites(bare)}
+    assert set(sites) == set(full.site_names)  # the same 15 sites body95 ships with
+    skel = bare.with_sites(sites.values())
+    fk = forward_kinematics(skel, skel.rest_q)
+    for side in "lr":
+        tip = fk.site_positions[skel.site_index(f"{side}_index_tip")]
+        dip = fk.joint_positions[skel.joint_index(f"{side}_index_dip")]
+        pip = fk.joint_positions[skel.joint_index(f"{side}_index_pip")]
+        np.testing.assert_allclose(tip - dip, 0.75 * (dip - pip), atol=1e-12)
+        ref = forward_kinematics(full, full.rest_q).site_positions[full.site_index(f"{side}_index_tip")]
+        assert np.linalg.norm(tip - ref) < 0.01  # within 1 cm of the hand-placed site
