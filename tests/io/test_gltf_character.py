@@ -488,3 +488,33 @@ def test_auto_sites_include_fingertips_beyond_the_last_joint():
         np.testing.assert_allclose(tip - dip, 0.75 * (dip - pip), atol=1e-12)
         ref = forward_kinematics(full, full.rest_q).site_positions[full.site_index(f"{side}_index_tip")]
         assert np.linalg.norm(tip - ref) < 0.01  # within 1 cm of the hand-placed site
+
+
+@needs_gltf
+def test_gltf_with_external_buffer_and_image_loads_and_exports_embedded(tmp_path):
+    import struct
+
+    data = _path("CesiumMan").read_bytes()
+    n = struct.unpack_from("<I", data, 12)[0]
+    gltf = json.loads(data[20: 20 + n])
+    blob = data[20 + n + 8:]
+    # the texture as a file beside the .gltf, the buffer as a .bin
+    img = gltf["images"][0]
+    view = gltf["bufferViews"][img.pop("bufferView")]
+    (tmp_path / "tex.jpg").write_bytes(blob[view.get("byteOffset", 0):
+                                            view.get("byteOffset", 0) + view["byteLength"]])
+    img.pop("mimeType", None)
+    img["uri"] = "tex.jpg"
+    (tmp_path / "c.bin").write_bytes(blob)
+    gltf["buffers"][0]["uri"] = "c.bin"
+    (tmp_path / "c.gltf").write_text(json.dumps(gltf))
+    ch = animik.load_character(tmp_path / "c.gltf")
+    ref_ch = animik.load_character(_path("CesiumMan"))
+    np.testing.assert_array_equal(ch.mesh.positions, ref_ch.mesh.positions)
+    np.testing.assert_array_equal(ch.mesh.materials[0].base_color_texture,
+                                  ref_ch.mesh.materials[0].base_color_texture)
+    out = write_glb(ch.clips[0], tmp_path / "out.glb", mesh=ch)
+    assert _errors(validate(out)) == []
+    back = animik.load_character(out)  # a glb: buffer and image embedded
+    np.testing.assert_array_equal(back.mesh.materials[0].base_color_texture,
+                                  ref_ch.mesh.materials[0].base_color_texture)
