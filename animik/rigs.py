@@ -95,7 +95,10 @@ def _read_gltf_rig(data: bytes, source: str, name: str) -> tuple[Skeleton, Motio
     # A file with a mesh is a character: the skeleton of its skin (or a static prop's root),
     # with the effector sites load_character places. Without any mesh: the animated nodes.
     if has_meshes(data, source):
-        ch = with_auto_sites(loads_character(data, source=source))
+        path = Path(source)
+        # a .gltf on disk may refer to buffer and image files beside it
+        ch = with_auto_sites(read_character(path) if path.suffix.lower() == ".gltf"
+                             and _is_file(path) else loads_character(data, source=source))
         return ch.skeleton, ch.clips[0] if ch.clips else None
     motion = loads_glb(data, source=source)
     return motion.skeleton, motion

@@ -393,7 +393,8 @@ def _read(gltf: dict, buffers: list[bytes], src: str, folder: Path | None, stem:
             continue
         if n in k_of_node:
             m = ibm[k_of_node[n]]
-            if abs(np.linalg.det(m)) < 1e-12 or np.max(np.abs(m[3] - [0, 0, 0, 1.0])) > 1e-5:
+            sv = np.linalg.svd(m[:3, :3], compute_uv=False)
+            if not sv[-1] > 1e-12 * sv[0] or np.max(np.abs(m[3] - [0, 0, 0, 1.0])) > 1e-5:
                 raise _bad(src, f"skins[{si}] inverse bind matrix of joint {names[k]!r} cannot be "
                                 "inverted (singular or not affine)")
             bind[k] = mesh_world @ np.linalg.inv(m)
@@ -827,8 +828,10 @@ def _static_prop(gltf, buffers, nodes, meshes, rest_world, src, folder, stem) ->
     parts_all = []
     for mn in mesh_nodes:
         part = _skinned_mesh(gltf, buffers, nodes, meshes, [mn], rest_world[mn], [], {}, [0],
-                             {}, np.eye(4)[None], src, folder, [])
+                             {}, np.eye(4)[None], src, folder, messages)
         parts_all.append(part)
+    # every part lists the file's materials, some with a default one appended: the longest
+    materials = max((m.materials for m in parts_all), key=len)
     P, N, F, UV, parts = [], [], [], [], []
     base = 0
     any_uv = any(m.uvs is not None for m in parts_all)
@@ -843,7 +846,7 @@ def _static_prop(gltf, buffers, nodes, meshes, rest_world, src, folder, stem) ->
     mesh = SkinnedMesh(np.concatenate(P), np.concatenate(N), np.concatenate(F),
                        np.zeros((V, 4), dtype=np.int64), np.tile([1.0, 0, 0, 0], (V, 1)),
                        np.eye(4)[None], uvs=np.concatenate(UV) if any_uv else None,
-                       materials=parts_all[0].materials, parts=tuple(parts))
+                       materials=materials, parts=tuple(parts))
     return Character(skel, mesh, (), name=stem, meta={"source": src, "messages": messages,
                                                        "static_prop": True})
 

@@ -510,6 +510,7 @@ def test_gltf_with_external_buffer_and_image_loads_and_exports_embedded(tmp_path
     (tmp_path / "c.gltf").write_text(json.dumps(gltf))
     ch = animik.load_character(tmp_path / "c.gltf")
     ref_ch = animik.load_character(_path("CesiumMan"))
+    assert load_rig(tmp_path / "c.gltf").site_names == ref_ch.skeleton.site_names
     np.testing.assert_array_equal(ch.mesh.positions, ref_ch.mesh.positions)
     np.testing.assert_array_equal(ch.mesh.materials[0].base_color_texture,
                                   ref_ch.mesh.materials[0].base_color_texture)
@@ -518,3 +519,24 @@ def test_gltf_with_external_buffer_and_image_loads_and_exports_embedded(tmp_path
     back = animik.load_character(out)  # a glb: buffer and image embedded
     np.testing.assert_array_equal(back.mesh.materials[0].base_color_texture,
                                   ref_ch.mesh.materials[0].base_color_texture)
+
+
+def test_static_prop_gathers_every_mesh_node_at_its_world_transform(tmp_path):
+    import struct
+
+    from animik.io.gltf import _glb_bytes
+
+    data = _synthetic(skin=False)
+    n = struct.unpack_from("<I", data, 12)[0]
+    gltf = json.loads(data[20: 20 + n])
+    gltf["nodes"].append({"name": "copy", "mesh": 0, "translation": [1.0, 2.0, 3.0]})
+    gltf["scenes"][0]["nodes"].append(len(gltf["nodes"]) - 1)
+    gltf["materials"] = [{"name": "red", "pbrMetallicRoughness": {"baseColorFactor": [1, 0, 0, 1]}}]
+    gltf["meshes"][0]["primitives"][0]["material"] = 0
+    ch = animik.load_character(_write(_glb_bytes(gltf, data[20 + n + 8:]), tmp_path))
+    m = ch.mesh
+    assert m.n_vertices == 8 and m.n_faces == 4 and len(m.parts) == 2
+    assert [p.material for p in m.parts] == [0, 0] and m.materials[0].base_color == (1, 0, 0, 1)
+    # glTF (1, 2, 3) is animik (1, -3, 2) (Z up)
+    np.testing.assert_allclose(m.positions[4:] - m.positions[:4], np.tile([1.0, -3.0, 2.0], (4, 1)),
+                               atol=1e-6)
