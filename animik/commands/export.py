@@ -20,7 +20,7 @@ from pathlib import Path
 from .. import _cli_args as _args
 from ..anim import clip_from_dict, export_clip
 from ..errors import FileFormatError, UnknownNameError, names_hint
-from ..rigs import resolve_rig
+from ..rigs import load_character, resolve_rig
 from ..scene import loads_scene
 
 EXIT_OK, EXIT_USAGE, EXIT_DATA, EXIT_OS = 0, 2, 3, 4
@@ -112,6 +112,22 @@ def _scene_rig(doc: dict, path: Path):
     return resolve_rig(rig, base_dir=path.parent).skeleton
 
 
+def _character_mesh(path: Path, skel):
+    """The skinned mesh of a scene whose rig is a rigged ``.glb`` / ``.gltf`` character (None
+    for other rigs, or a character whose joints are no longer the scene's)."""
+    try:
+        sc = tomllib.loads(path.read_text(encoding="utf-8")).get("scene")
+    except (OSError, UnicodeDecodeError, tomllib.TOMLDecodeError):
+        return None
+    rig = sc.get("rig") if isinstance(sc, dict) else None
+    if not isinstance(rig, str) or Path(rig).suffix.lower() not in (".glb", ".gltf"):
+        return None
+    ch = load_character(rig, base_dir=path.parent)
+    if ch.mesh is None or ch.skeleton.joint_names != skel.joint_names:
+        return None
+    return ch.mesh
+
+
 def run(args: argparse.Namespace) -> int:
     """Run ``animik export``; returns the exit code (AnimikError → 3 and OSError → 4 in cli)."""
     out = Path(args.output)
@@ -120,7 +136,7 @@ def run(args: argparse.Namespace) -> int:
         print(f"animik export: error: unknown output extension {ext!r} (expected .bvh or .glb)",
               file=sys.stderr)
         return EXIT_USAGE
-    _, clips = load_clips(args.scene)
+    skel, clips = load_clips(args.scene)
     names = [c.name for c in clips]
     if not clips:
         raise FileFormatError(f"{args.scene}: the scene has no clips ([[clips]] tables)")
@@ -142,6 +158,9 @@ def run(args: argparse.Namespace) -> int:
         options["channels"] = "compact"
     if ext == ".glb":
         options["mesh"] = not args.no_mesh
+        body = None if args.no_mesh else _character_mesh(Path(args.scene), skel)
+        if body is not None:
+            options["mesh"] = body  # a scene on a glTF character: its mesh, skin, materials
     export_clip(clip, out, fps=args.fps, **options)
     fps = clip.fps if args.fps is None else args.fps
     n = len(clip.frame_times(fps))

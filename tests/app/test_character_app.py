@@ -142,3 +142,20 @@ def test_tools_retarget_a_bvh_onto_the_character_bake_and_export(tmp_path):
     back = animik.load_character(out)
     np.testing.assert_array_equal(back.mesh.positions, mesh.positions)
     assert back.clips[0].n_frames == 30
+
+
+@needs_cesium
+def test_a_saved_scene_on_a_character_reopens_and_exports_with_its_mesh(tmp_path):
+    from animik.app.documents import save
+    from animik.cli import main
+
+    st = make_state(CESIUM)
+    scene = save(st, tmp_path / "cesium.scene.toml")
+    assert scene is not None
+    again = make_state(scene)
+    assert again.doc.mesh is not None and again.doc.mesh.n_vertices == st.doc.mesh.n_vertices
+    assert len(again.doc.clips) == 1
+    out = tmp_path / "out.glb"
+    assert main(["export", str(scene), "-o", str(out)]) == 0
+    back = animik.load_character(out)
+    np.testing.assert_array_equal(back.mesh.positions, st.doc.mesh.positions)
