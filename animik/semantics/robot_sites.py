@@ -1,15 +1,21 @@
 """Effector sites placed automatically on a robot read from URDF / MJCF.
 
 Robot files rarely name hands, feet or a head; retargeting and the app's handles need them.
-:func:`with_effector_sites` adds, where the robot does not already have a site with that role
-(a G1's ``left_foot`` counts as ``l_foot``):
+:func:`with_effector_sites` adds, where the robot does not already have a site with that role,
+before the file's own sites:
 
 * ``pelvis`` at the root body's origin;
 * ``l_hand`` / ``r_hand`` at the end of each arm: the arm chain's leaf body (found by the role
   mapping, :func:`~animik.semantics.roles.classify_joints`), at twice its centre of mass's
   offset from the body origin (the far end of a uniform segment);
-* ``l_foot`` / ``r_foot`` under the leg chain's leaf body at sole height (the lowest point of its
-  meshes at rest when they can be read, else its origin);
+* ``l_foot`` / ``r_foot`` on the leg chain's leaf body at the ball of the foot: on the sole (the
+  lowest point of its meshes at rest), 3/4 of the way from heel to toe (without meshes: ahead of
+  the ankle by twice the foot's centre of mass) — always, even when the file has a foot
+  site (G1's ``left_foot`` is at the ankle, 3.5 cm above the sole): retargeting keeps these
+  sites on the floor. ``head`` too is always added (a URDF's folded ``head_link`` frame may sit
+  at the torso's origin);
+* ``l_sole_back`` / ``l_sole_front`` (and ``r_``): heel and toe on the sole, from the meshes
+  (the points :func:`animik.retarget.floor.lift_above_floor` keeps above the floor);
 * ``head`` on the chest, above the shoulders' midpoint by half the shoulder width, unless the
   robot has a head body (then at its origin).
 
@@ -39,6 +45,8 @@ from ..skeleton import Skeleton
 from .roles import _name_kind, classify_joints, parse_name
 
 ROBOT_SITES = ("pelvis", "l_hand", "r_hand", "l_foot", "r_foot", "head")
+#: Heel and toe of each sole (from the foot meshes): the points kept above the floor.
+SOLE_SITES = ("l_sole_back", "l_sole_front", "r_sole_back", "r_sole_front")
 
 
 def _existing_role(name: str) -> str:
@@ -60,8 +68,8 @@ def _leaf(skel: Skeleton, j: int) -> int:
     return j
 
 
-def _mesh_min_z(skel: Skeleton, j: int, R: np.ndarray, p: np.ndarray) -> float | None:
-    """Lowest world z of joint ``j``'s meshes at rest (None when none can be read)."""
+def _mesh_vertices(skel: Skeleton, j: int, R: np.ndarray, p: np.ndarray) -> np.ndarray | None:
+    """World vertices ``(V, 3)`` of joint ``j``'s meshes at rest (None when none can be read)."""
     geoms = [g for g in skel.meta.get("robot_geoms", ()) if g[0] == skel.joint_names[j] and g[2]]
     if not geoms:
         return None
@@ -69,17 +77,51 @@ def _mesh_min_z(skel: Skeleton, j: int, R: np.ndarray, p: np.ndarray) -> float |
         import trimesh
     except ImportError:  # pragma: no cover - trimesh is a dependency
         return None
-    low = np.inf
+    parts = []
     for _, _, file, gpos, grot, gscale, _ in geoms:
         try:
             mesh = trimesh.load(file, force="mesh", process=False)
         except Exception:  # noqa: BLE001 - a bad mesh only loses this refinement
             continue
         v = np.asarray(mesh.vertices, float) * np.asarray(gscale)
-        w = (v @ np.asarray(grot).reshape(3, 3).T + np.asarray(gpos)) @ R.T + p
-        if len(w):
-            low = min(low, float(w[:, 2].min()))
-    return None if not np.isfinite(low) else low
+        parts.append((v @ np.asarray(grot).reshape(3, 3).T + np.asarray(gpos)) @ R.T + p)
+    parts = [w for w in parts if len(w)]
+    return np.concatenate(parts) if parts else None
+
+
+def _ball_of_foot(skel: Skeleton, j: int, R: np.ndarray, p: np.ndarray,
+                  fwd: np.ndarray) -> np.ndarray:
+    """The ball of a robot foot at rest: on the sole (lowest mesh point), 3/4 of the way from
+    the heel to the toe. Retargeting aligns the bone ankle -> this site with the human's
+    ankle -> toe, so it must lie forward, not straight below the ankle."""
+    v = _mesh_vertices(skel, j, R, p)
+    if v is None:  # no mesh: ahead of the ankle by twice the foot's COM, at the ankle's height
+        c = R @ skel.coms[j]
+        return p + fwd * max(2.0 * float(c @ fwd), 0.05)
+    along = v @ fwd
+    ball = along.min() + 0.75 * (along.max() - along.min())
+    x = p + fwd * (ball - float(p @ fwd))
+    x[2] = float(v[:, 2].min())
+    lateral = np.cross([0.0, 0.0, 1.0], fwd)
+    x += lateral * (float(np.mean(v @ lateral)) - float(x @ lateral))
+    return x
+
+
+def _sole_corners(skel: Skeleton, j: int, R: np.ndarray, p: np.ndarray,
+                  fwd: np.ndarray) -> tuple[np.ndarray, np.ndarray] | None:
+    """Heel and toe ``(3,)`` of a robot foot on its sole at rest (None without meshes)."""
+    v = _mesh_vertices(skel, j, R, p)
+    if v is None:
+        return None
+    low = v[v[:, 2] < v[:, 2].min() + 0.01]  # the sole: within 1 cm of the lowest point
+    along = low @ fwd
+    lateral = np.cross([0.0, 0.0, 1.0], fwd)
+    mid = float(np.mean(low @ lateral))
+    z = float(v[:, 2].min())
+    out = []
+    for a in (along.min(), along.max()):
+        out.append(fwd * a + lateral * mid + np.array([0.0, 0.0, z]))
+    return out[0], out[1]
 
 
 def read_site_overrides(path: str | Path) -> dict[str, dict[str, Any]]:
@@ -120,6 +162,7 @@ def with_effector_sites(skel: Skeleton, overrides: Mapping[str, Mapping[str, Any
     P, R = np.asarray(fk.joint_positions), np.asarray(fk.joint_rotations)
     world: dict[str, tuple[int, np.ndarray]] = {}  # site -> (joint, world position)
 
+    fwd = np.array([1.0, 0.0, 0.0])  # URDF / MJCF humanoids face +x (REP 103)
     world["pelvis"] = (0, P[0])
     for side in ("l", "r"):
         hand = roles.get(f"{side}_hand") or roles.get(f"{side}_forearm")
@@ -133,10 +176,11 @@ def with_effector_sites(skel: Skeleton, overrides: Mapping[str, Mapping[str, Any
         foot = roles.get(f"{side}_foot") or roles.get(f"{side}_shin")
         if foot is not None:
             j = _leaf(skel, skel.joint_index(foot))
-            low = _mesh_min_z(skel, j, R[j], P[j])
-            com_w = P[j] + R[j] @ skel.coms[j]
-            x = np.array([com_w[0], com_w[1], P[j][2] if low is None else low])
-            world[f"{side}_foot"] = (j, x)
+            world[f"{side}_foot"] = (j, _ball_of_foot(skel, j, R[j], P[j], fwd))
+            corners = _sole_corners(skel, j, R[j], P[j], fwd)
+            if corners is not None:
+                world[f"{side}_sole_back"] = (j, corners[0])
+                world[f"{side}_sole_front"] = (j, corners[1])
     head = roles.get("head")
     if head is not None:
         world["head"] = (skel.joint_index(head), P[skel.joint_index(head)])
@@ -148,9 +192,12 @@ def with_effector_sites(skel: Skeleton, overrides: Mapping[str, Mapping[str, Any
             mid = 0.5 * (a + b) + np.array([0.0, 0.0, 0.5 * np.linalg.norm(a - b)])
             world["head"] = (skel.joint_index(chest), mid)
 
-    names, joints, offsets, rots = list(skel.site_names), list(skel.site_joint), \
-        list(skel.site_offsets), list(skel.site_rotations)
-    for site in ROBOT_SITES:
+    names: list[str] = []
+    joints: list[int] = []
+    offsets: list[np.ndarray] = []
+    rots: list[np.ndarray] = []
+    taken = set(skel.site_names)
+    for site in ROBOT_SITES + SOLE_SITES:
         ov = overrides.get(site)
         if ov is not None:
             jn = ov.get("joint")
@@ -166,19 +213,25 @@ def with_effector_sites(skel: Skeleton, overrides: Mapping[str, Mapping[str, Any
             off = np.asarray(off, dtype=float)
             if off.shape != (3,) or not np.all(np.isfinite(off)):
                 raise FileFormatError(f"site override [{site}]: offset must be 3 numbers")
-        elif site in have or site not in world:
+        elif site not in world or (site in have and site not in ("l_foot", "r_foot", "head")):
             continue
         else:
             j, x = world[site]
             off = R[j].T @ (x - P[j])
         name = site
-        while name in names:
+        while name in taken:
             name = name + "_site"
+        taken.add(name)
         names.append(name)
         joints.append(j)
         offsets.append(off)
         rots.append(np.eye(3))
-    if len(names) == skel.n_sites:
+    if not names:
         return skel
-    return skel.replace(site_names=tuple(names), site_joint=np.array(joints, dtype=np.int64),
-                        site_offsets=np.array(offsets), site_rotations=np.array(rots))
+    # the added sites come first: the role mapping takes the first site of each role, and a
+    # file's own foot site (G1's left_foot, at the ankle) is not at the sole
+    return skel.replace(
+        site_names=(*names, *skel.site_names),
+        site_joint=np.concatenate([np.array(joints, dtype=np.int64), skel.site_joint]),
+        site_offsets=np.concatenate([np.reshape(offsets, (-1, 3)), skel.site_offsets]),
+        site_rotations=np.concatenate([np.reshape(rots, (-1, 3, 3)), skel.site_rotations]))

@@ -276,19 +276,33 @@ def test_exported_builtin_rigs_read_back(rig, tmp_path):
 
 @needs_robots
 def test_load_rig_reads_robots_with_effector_sites():
+    from animik.retarget.mapping import build_mapping
+
     for path in (G1_XML, H1_XML, G1_URDF, H1_URDF):
         skel = animik.load_rig(path)
-        for site in ("pelvis", "l_hand", "r_hand", "head"):
+        head = "head"
+        for site in ("pelvis", "l_hand", "r_hand", head, "l_foot", "r_foot"):
             assert site in skel.site_names, (path, site)
-        feet = [n for n in skel.site_names if n in ("l_foot", "r_foot", "left_foot", "right_foot")]
-        assert len(feet) == 2
-        # standing: the feet are near the floor at rest, the head above the hands
-        p = animik.site_positions(skel, skel.rest_q) if hasattr(animik, "site_positions") else \
-            forward_kinematics(skel, skel.rest_q).site_positions
-        z = {n: p[skel.site_index(n)][2] for n in skel.site_names}
-        assert all(-0.01 <= z[f] < 0.1 for f in feet)
-        assert z["head"] > z["l_hand"] > z[feet[0]]
-        assert z["l_hand"] > 0.5
+        # standing: the feet on the floor at rest (URDF robots are raised onto it), the foot
+        # sites ahead of the ankles (the foot's bone direction), the head above the hands
+        fk = forward_kinematics(skel, skel.rest_q)
+        p = {n: fk.site_positions[skel.site_index(n)] for n in skel.site_names}
+        assert all(-0.01 <= p[f][2] < 0.05 for f in ("l_foot", "r_foot")), path
+        ankle = fk.joint_positions[skel.site_joint[skel.site_index("l_foot")]]
+        assert p["l_foot"][0] > ankle[0] + 0.02
+        assert p[head][2] > p["l_hand"][2] > 0.5
+        assert p["l_hand"][1] > 0.1 > -0.1 > p["r_hand"][1]
+        # the retarget mapping uses these sites as its effectors
+        effectors = build_mapping(animik.load_rig("body95"), skel).effectors
+        assert set(effectors) == {"l_hand", "r_hand", "l_foot", "r_foot", head}, path
+        # the file's own sites are kept, with their poses (checked against MuJoCo above)
+        if path == G1_XML:
+            assert {"left_foot", "right_foot", "imu_in_pelvis"} <= set(skel.site_names)
+    # meshes found: sole corner sites from the foot meshes, level with the ball of the foot
+    g1 = animik.load_rig(G1_XML)
+    fk = forward_kinematics(g1, g1.rest_q)
+    z = [fk.site_positions[g1.site_index(n)][2] for n in ("l_sole_back", "l_sole_front", "l_foot")]
+    np.testing.assert_allclose(z, z[2], atol=1e-9)
 
 
 @needs_robots
