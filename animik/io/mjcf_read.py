@@ -5,7 +5,8 @@ the including file), ``<default>`` classes (nested, ``class`` / ``childclass``),
 angle eulerseq meshdir assetdir autolimits>``, ``<frame>``, body orientation as ``quat``,
 ``axisangle``, ``euler``, ``xyaxes`` or ``zaxis``, ``<joint>`` (hinge, slide, ball, free) and
 ``<freejoint>`` with ``range`` / ``limited`` / ``ref``, ``<inertial>`` (``diaginertia`` or
-``fullinertia``), ``<site>`` and mesh ``<geom>`` with their ``<mesh file scale>`` assets. The
+``fullinertia``), ``<site>`` and mesh ``<geom>`` of groups 0-2 (those MuJoCo's viewer shows by
+default; Menagerie's collision meshes are group 3) with their ``<mesh file scale>`` assets. The
 skeleton mapping is :mod:`animik.io.robot_model`'s.
 
 Handling of what animik does not model:
@@ -374,6 +375,8 @@ def _geom(a: dict[str, str], body: RobotBody, ctx: _Ctx, warnings: list[str],
     mesh = a.get("mesh")
     if a.get("type", "sphere" if mesh is None else "mesh") != "mesh" or mesh is None:
         return
+    if int(float(a.get("group", "0"))) >= 3:
+        return  # collision / helper geoms: MuJoCo's viewer hides groups 3-5 by default
     if mesh not in ctx.meshes:
         warnings.append(f"geom of body {body.name!r}: mesh {mesh!r} has no <mesh file> asset")
         return
