@@ -54,7 +54,7 @@ def robot_mesh(skel: Skeleton, q: np.ndarray | None = None) -> tuple[SkinnedMesh
     pos, nrm, faces, joints, parts, materials = [], [], [], [], [], []
     colours: dict[tuple, int] = {}
     n_v = n_f = 0
-    for body, name, file, gpos, grot, gscale, rgba in skel.meta.get("robot_geoms", ()):
+    for body, _name, file, gpos, grot, gscale, rgba in skel.meta.get("robot_geoms", ()):
         if not file:
             continue  # the reader already warned
         if file not in cache:
