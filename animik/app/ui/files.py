@@ -11,7 +11,7 @@ from imgui_bundle import imgui
 from .. import actions, timeline
 from ..state import AppState
 
-OPEN_SUFFIXES = (".toml", ".bvh")
+OPEN_SUFFIXES = (".toml", ".bvh", ".urdf", ".xml", ".mjcf")  # rigs, motions, robots
 SUFFIXES = {"open": OPEN_SUFFIXES, "save": (".toml",), "export": (".glb", ".bvh"),
             "import": (".bvh",)}
 TITLES = {"open": "Open file", "save": "Save scene as", "export": "Export clip",
