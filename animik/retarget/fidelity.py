@@ -10,9 +10,15 @@ compares the result with the source directly:
 * **Scale**: the source's positions are scaled by ``s`` = the retarget's leg-length ratio
   (:attr:`animik.retarget.align.Alignment.scale`).
 * **Relative to the pelvis**: ``|(p_t - hips_t) - s (p_s - hips_s)|`` per frame and point, in
-  world axes (the retarget keeps the source's world axes).
+  world axes (the retarget keeps the source's world axes), ``hips`` being the hips role joint
+  (a robot's pelvis link origin is 10-20 cm above its hip joints, a mocap Hips joint is not:
+  part of the error below).
 * **In the world**: ``|p_t - (s p_s + d)|`` with one constant offset ``d`` per clip (the median
   of ``hips_t - s hips_s``: the retarget lifts the root so the feet stand on the floor).
+* A skeleton's point for a role and the other's are not the same anatomical point (a robot's
+  wrist link origin vs a mocap wrist joint, its pelvis vs the mocap Hips), and proportions
+  differ beyond the leg-length scale (arm / leg and torso / leg ratios): position errors have a
+  floor of several cm that no retarget removes; the flexion errors do not.
 * **Joint angles where joints correspond**: the flexion of elbows and knees (the angle between
   upper-arm / forearm, thigh / shin, from the role points), in degrees — the joints every
   humanoid has whatever its DoFs.
