@@ -12,7 +12,8 @@ skeleton mapping is :mod:`animik.io.robot_model`'s.
 Handling of what animik does not model:
 
 * ``<equality>`` constraints (closed loops, coupled joints) raise :class:`RobotFileError`: the
-  kinematics would silently differ from MuJoCo's.
+  kinematics would silently differ from MuJoCo's; so do ``<replicate>``, ``<attach>``,
+  ``<composite>`` and flex / skin elements (bodies generated at compile time).
 * ``<tendon>`` elements, a ball joint's cone ``range``, actuators and contacts are ignored; the
   first two are listed in ``skeleton.meta["warnings"]``.
 * A body without ``<inertial>`` gets no mass (MuJoCo would infer it from its geoms): warned.
@@ -234,6 +235,12 @@ def parse_mjcf(data: bytes, source: str = "<mjcf>", folder: Path | None = None) 
                 f"{source}: <equality> constraints ({', '.join(kinds)}) are not supported: they "
                 "close kinematic loops or couple joints, which animik's tree skeleton cannot "
                 "hold; remove them (or load a variant of the model without them)")
+    for tag in ("replicate", "attach", "composite", "flexcomp", "flex", "skin"):
+        if root.find(f".//{tag}") is not None:
+            raise RobotFileError(
+                f"{source}: <{tag}> is not supported (it generates bodies or deformable parts "
+                "at compile time); compile the model with MuJoCo and save it with mj_saveLastXML "
+                "first")
     for tendon in root.iter("tendon"):
         if len(tendon):
             warnings.append(f"{len(tendon)} <tendon> element(s) ignored (no effect on the "

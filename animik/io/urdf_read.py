@@ -7,8 +7,9 @@ description, built the way pinocchio's ``buildModelFromUrdf`` and MuJoCo's URDF 
 
 * The root is the one link that is no joint's child. With ``floating=True`` (the default for
   :func:`animik.load_rig`: a humanoid needs to move) the root gets a free joint named
-  ``floating_base_joint`` — pinocchio's ``JointModelFreeFlyer`` root; with ``floating=False`` it
-  is welded to the world, as MuJoCo loads a URDF.
+  ``floating_base_joint`` — pinocchio's ``JointModelFreeFlyer`` root — unless the file has a
+  ``floating`` joint of its own; with ``floating=False`` it is welded to the world, as MuJoCo
+  loads a URDF.
 * ``fixed`` joints are folded into the parent link (see :mod:`animik.io.robot_model`); the
   folded link's frame becomes a site named by the link.
 * Children of a link are visited in the order of their joints' names (urdfdom keeps joints in a
@@ -128,12 +129,22 @@ def parse_urdf(data: bytes, source: str = "<urdf>", folder: Path | None = None,
         raise RobotFileError(f"{source}: a URDF tree needs exactly one root link (no joint's "
                              f"child), got {roots if roots else 'none (a closed loop)'}")
     bodies: list[RobotBody] = []
+    # a file with its own floating joint (world link -> base) needs no free joint added
+    floating = floating and not any(j.get("type") == "floating" for j in joints.values())
 
     def add(link: str, parent: str | None, joint: ET.Element | None) -> None:
         if len(bodies) > len(links):
             raise RobotFileError(f"{source}: the joints form a cycle")
         ln = links[link]
-        if joint is None:
+        if joint is not None and parent is None:  # the child of a "world" link: the root
+            rot, pos = _origin(joint, f"joint {joint.get('name', '')!r}", source)
+            body = RobotBody(link, None, pos, rot)
+            if joint.get("type") == "fixed":
+                if floating:
+                    body.joints.append(RobotJoint(FREE_JOINT_NAME, "free"))
+            else:
+                _joint(joint, body, source, warnings)
+        elif joint is None:
             rot, pos = np.eye(3), np.zeros(3)
             body = RobotBody(link, None, pos, rot)
             if floating:
@@ -149,7 +160,13 @@ def parse_urdf(data: bytes, source: str = "<urdf>", folder: Path | None = None,
         for jn in sorted(kids[link]):
             add(joints[jn].find("child").get("link"), link, joints[jn])
 
-    add(roots[0], None, None)
+    root_link = roots[0]
+    if root_link == "world" and len(kids["world"]) == 1 and links["world"].find("inertial") is None:
+        # ROS convention: a massless "world" link is the world itself (MuJoCo, pinocchio)
+        jt = joints[kids["world"][0]]
+        add(jt.find("child").get("link"), None, jt)
+    else:
+        add(root_link, None, None)
     return RobotDescription(root.get("name") or "robot", "urdf", source, folder, bodies, warnings)
 
 

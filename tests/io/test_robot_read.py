@@ -267,6 +267,9 @@ def test_exported_builtin_rigs_read_back(rig, tmp_path):
         for i, f in enumerate(model.frames):
             if f.type != pin.FrameType.BODY or f.name == "universe":
                 continue
+            if f.name == "world" and "world" not in us.joint_names:  # the world link itself
+                np.testing.assert_allclose(data.oMf[i].translation, 0.0, atol=TOL)
+                continue
             if f.name in us.joint_names:
                 p = fk.joint_positions[us.joint_index(f.name)]
             else:
@@ -351,6 +354,9 @@ def test_mjcf_bad_input():
         loads_mjcf_robot(_mini(extra_body='<body name="c"><joint name="k" pos="0 0 0.1"/>'
                                           '<inertial pos="0 0 0" mass="1" diaginertia="1 1 1"/>'
                                           '</body>'))
+    with pytest.raises(RobotFileError, match="replicate.*not supported"):
+        loads_mjcf_robot(_mini(extra_body='<replicate count="2" offset="0 0 1"><body name="r">'
+                                          '</body></replicate>'))
     with pytest.raises(RobotFileError, match="include"):
         loads_mjcf_robot(b'<mujoco><include file="x.xml"/></mujoco>')
     with pytest.raises(RobotFileError, match="numbers"):
@@ -398,6 +404,12 @@ def test_urdf_bad_input():
                                                 'link="l2"/><mimic joint="j1"/></joint>').encode())
     assert any("mimic" in w for w in mimic.meta["warnings"])
     assert np.isinf(mimic.upper[mimic.dof_index("j2")])
+    # a file with its own floating joint gets no second one
+    own = loads_urdf_robot(b'<robot name="f"><link name="world"/><link name="base"><inertial>'
+                           b'<mass value="2"/><inertia ixx="1" ixy="0" ixz="0" iyy="1" iyz="0" '
+                           b'izz="1"/></inertial></link><joint name="float" type="floating">'
+                           b'<parent link="world"/><child link="base"/></joint></robot>')
+    assert own.dof_names == tuple(f"float_{s}" for s in ("tx", "ty", "tz", "rz", "ry", "rx"))
 
 
 def test_cli_reports_bad_robot_file(tmp_path, capsys):
