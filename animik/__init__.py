@@ -22,6 +22,7 @@ from .errors import (
 from .ik import IKResult, solve_ik
 from .io.bvh import read_bvh, write_bvh
 from .io.mjcf import mjcf_string, write_mjcf
+from .io.robot_qpos import q_from_qpos, qpos_from_q
 from .io.urdf import urdf_string, write_urdf
 from .kinematics import (
     FKResult,
@@ -56,5 +57,5 @@ __all__ = [
     "list_rigs", "load_rig", "load_character", "Character", "SkinnedMesh", "Material",
     "resolve_rig", "register_rig_reader", "RigSource",
     "Dof", "Joint", "Site", "Skeleton", "__version__", "IKResult",
-    "solve_ik", "Scene", "load_scene", "save_scene", "retarget",
+    "solve_ik", "Scene", "load_scene", "save_scene", "retarget", "qpos_from_q", "q_from_qpos",
 ]

@@ -18,13 +18,19 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
+import numpy as np
+
 from .character import Character
 from .errors import FileFormatError, OptionError, RigFileNotFoundError, RigNotFoundError, names_hint
 from .io.bvh import loads_bvh
 from .io.gltf import loads_glb
 from .io.gltf_character import has_meshes, loads_character, read_character
+from .io.mjcf_read import loads_mjcf_robot
 from .io.rigfile import loads_rig
+from .io.robot_mesh import robot_mesh
+from .io.urdf_read import loads_urdf_robot
 from .motion import Motion
+from .semantics.robot_sites import with_effector_sites
 from .semantics.roles import effector_sites
 from .skeleton import Site, Skeleton
 
@@ -59,18 +65,35 @@ class RigSource:
 RigReader = Callable[[bytes, str, str], "tuple[Skeleton, Motion | None]"]
 
 _READERS: dict[str, RigReader] = {}
+#: Suffixes whose reader also takes ``folder=`` (the file's folder, or None for bytes): robot
+#: files refer to meshes, included files and ``package://`` paths relative to it.
+_WITH_FOLDER: set[str] = set()
 
 
-def register_rig_reader(suffix: str, reader: RigReader) -> None:
+def register_rig_reader(suffix: str, reader: RigReader, *, with_folder: bool = False) -> None:
     """Let :func:`resolve_rig` (hence ``load_rig``, scenes, the CLI, retargeting) read ``suffix``.
 
     Args:
         suffix: a file suffix with the dot, e.g. ``".urdf"`` (case-insensitive).
         reader: see :data:`RigReader`.
+        with_folder: call ``reader(data, source, name, folder=...)`` with the file's folder
+            (``None`` when the content comes as bytes without one), for formats whose files
+            refer to other files (URDF meshes, MJCF includes).
     """
     if not suffix.startswith(".") or len(suffix) < 2:
         raise OptionError(f"rig reader suffix must look like '.ext', got {suffix!r}")
     _READERS[suffix.lower()] = reader
+    if with_folder:
+        _WITH_FOLDER.add(suffix.lower())
+    else:
+        _WITH_FOLDER.discard(suffix.lower())
+
+
+def _call_reader(suffix: str, data: bytes, source: str, name: str, folder: Path | None):
+    reader = _READERS[suffix]
+    if suffix in _WITH_FOLDER:
+        return reader(data, source, name, folder=folder)
+    return reader(data, source, name)
 
 
 def rig_suffixes() -> tuple[str, ...]:
@@ -110,6 +133,37 @@ register_rig_reader(".glb", _read_gltf_rig)
 register_rig_reader(".gltf", _read_gltf_rig)
 
 
+def _read_urdf_rig(data: bytes, source: str, name: str, folder: Path | None = None
+                   ) -> tuple[Skeleton, None]:
+    skel = with_effector_sites(loads_urdf_robot(data, source, folder, floating=True))
+    return _stand_on_floor(skel), None
+
+
+def _stand_on_floor(skel: Skeleton) -> Skeleton:
+    """A floating URDF robot's rest pose raised so that its lowest foot site touches z = 0 (a
+    URDF has no rest height; MJCF files give theirs)."""
+    layout = skel.meta.get("qpos_layout", ())
+    feet = [i for i, n in enumerate(skel.site_names) if n in ("l_foot", "r_foot")]
+    if not layout or layout[0][1] != "free" or not feet:
+        return skel
+    from .kinematics import site_positions
+
+    low = float(site_positions(skel, skel.rest_q)[feet, 2].min())
+    rest = np.array(skel.rest_q)
+    rest[int(layout[0][2]) + 2] -= low
+    return skel.replace(rest_q=rest)
+
+
+def _read_mjcf_rig(data: bytes, source: str, name: str, folder: Path | None = None
+                   ) -> tuple[Skeleton, None]:
+    return with_effector_sites(loads_mjcf_robot(data, source, folder)), None
+
+
+register_rig_reader(".urdf", _read_urdf_rig, with_folder=True)
+register_rig_reader(".xml", _read_mjcf_rig, with_folder=True)
+register_rig_reader(".mjcf", _read_mjcf_rig, with_folder=True)
+
+
 def resolve_rig(spec: str | os.PathLike, base_dir: str | os.PathLike | None = None) -> RigSource:
     """The one place where a rig name or file becomes a skeleton.
 
@@ -142,7 +196,8 @@ def resolve_rig(spec: str | os.PathLike, base_dir: str | os.PathLike | None = No
     reader = _READERS.get(suffix)
     is_file = _is_file(path)
     if reader is not None and is_file:
-        skel, motion = reader(path.read_bytes(), str(path), path.stem or suffix[1:])
+        skel, motion = _call_reader(suffix, path.read_bytes(), str(path), path.stem or suffix[1:],
+                                    path.parent)
         return RigSource(skel, motion, suffix[1:], path)
     kinds = " / ".join(rig_suffixes())
     error = RigNotFoundError
@@ -165,13 +220,16 @@ def _is_file(path: Path) -> bool:
         return False
 
 
-def rig_from_bytes(data: bytes, suffix: str, name: str = "rig") -> RigSource:
+def rig_from_bytes(data: bytes, suffix: str, name: str = "rig",
+                   folder: str | os.PathLike | None = None) -> RigSource:
     """A rig from file content (e.g. a target file shipped to a worker process).
 
     Args:
         data: the file's bytes.
         suffix: its registered suffix (``".toml"``, ``".bvh"``...).
         name: the file name, for messages and the skeleton's name.
+        folder: the folder the file's relative references (meshes, includes) are resolved in,
+            for readers registered ``with_folder`` (robot files); None: none.
 
     Raises:
         RigNotFoundError: ``suffix`` has no reader. FileFormatError, BVHParseError: bad content.
@@ -179,7 +237,9 @@ def rig_from_bytes(data: bytes, suffix: str, name: str = "rig") -> RigSource:
     reader = _READERS.get(suffix.lower())
     if reader is None:
         raise RigNotFoundError(f"no rig reader for {suffix!r}; readable: {' / '.join(rig_suffixes())}")
-    skel, motion = reader(bytes(data), name, Path(name).stem or suffix.lstrip("."))
+    skel, motion = _call_reader(suffix.lower(), bytes(data), name,
+                                Path(name).stem or suffix.lstrip("."),
+                                Path(folder) if folder is not None else None)
     return RigSource(skel, motion, suffix.lower().lstrip("."), None)
 
 
@@ -289,6 +349,14 @@ def load_character(spec: str | os.PathLike, base_dir: str | os.PathLike | None =
             return with_auto_sites(read_character(path))
     src = resolve_rig(spec, base_dir)
     name = src.path.stem if src.path is not None else str(spec)
+    if src.kind in ("urdf", "xml", "mjcf"):
+        # a robot: its link meshes rigidly skinned to the skeleton load_rig gives (with its
+        # sites and, for a URDF, its rest height); the mesh is bound at that rest pose
+        mesh, warnings = robot_mesh(src.skeleton)
+        warnings = [*src.skeleton.meta.get("warnings", ()), *warnings]
+        return Character(src.skeleton, mesh, (), name,
+                         {"source": str(src.path or spec), "messages": warnings,
+                          "warnings": tuple(warnings)})
     return with_auto_sites(Character(src.skeleton, None,
                                      (src.motion,) if src.motion is not None else (), name,
                                      {"source": str(src.path or spec), "messages": []}))

@@ -25,6 +25,7 @@ from .. import _cli_args as _args
 from .._table import format_table
 from ..errors import AnimikError
 from ..retarget.batch import TargetSpec, run_batch
+from ..retarget.output import FORMATS
 from ..retarget.report import report_rows
 
 EXIT_OK, EXIT_USAGE, EXIT_DATA, EXIT_OS, EXIT_NOT_MET = 0, 2, 3, 4, 5
@@ -42,6 +43,7 @@ examples:
   animik retarget walk.bvh run.bvh --to body95 --out out/
   animik retarget ../shared/data/bvh --to fig2 --out out/ --jobs 2
   animik retarget clips/ --to target.bvh --out out/ --mapping map.toml
+  animik retarget clips/ --to unitree_g1/g1.xml --out out/ --format npz
   animik retarget clips/ --to body95 --out out/ --scheduler tcp://10.0.0.5:8786 --transfer bytes
   animik retarget walk.bvh --to character.glb --out out/ --format glb
 """
@@ -60,8 +62,9 @@ def add_parser(subparsers) -> argparse.ArgumentParser:
     p.add_argument("inputs", nargs="+", metavar="SRC", help="BVH files or folders of them")
     p.add_argument("--to", required=True, metavar="RIG",
                    help="target: built-in rig name (body95, fig2, biped12, ...), rig .toml, "
-                        "a .bvh file (its skeleton, rest = its OFFSET pose) or a rigged .glb "
-                        "character (the skeleton of its skin, rest = its bind pose)")
+                        "a .bvh file (its skeleton, rest = its OFFSET pose), a rigged .glb "
+                        "character (the skeleton of its skin, rest = its bind pose) or a robot "
+                        ".urdf / MJCF .xml")
     p.add_argument("--out", required=True, metavar="DIR", help="output folder (created)")
     p.add_argument("--mapping", default=None, metavar="FILE",
                    help="mapping file (.toml or .json): {source joint: target joint}, effectors")
@@ -72,9 +75,11 @@ def add_parser(subparsers) -> argparse.ArgumentParser:
     p.add_argument("--transfer", choices=("path", "bytes"), default="path",
                    help="with --scheduler: workers read/write files by path (shared "
                         "filesystem, default) or exchange bytes with this client")
-    p.add_argument("--format", choices=("bvh", "glb"), default="bvh", dest="fmt",
-                   help="output format (default bvh); glb keeps a .glb / .gltf character "
-                        "target's mesh, skin and materials and carries the retargeted animation")
+    p.add_argument("--format", choices=FORMATS, default="bvh", dest="out_format",
+                   help="output per clip: bvh (default); glb (a .glb / .gltf character target "
+                        "keeps its mesh, skin and materials); or npz / csv holding qpos in the "
+                        "target model's own joint order (free base: position + quaternion wxyz), "
+                        "fps and joint names (see docs/robots.md)")
     p.add_argument("--force", action="store_true", help="redo finished outputs")
     p.add_argument("--strict", action="store_true",
                    help="exit 5 when a clip misses a quality goal")
@@ -114,7 +119,8 @@ def run(args: argparse.Namespace) -> int:
     try:
         result = run_batch(args.inputs, target, args.out, mapping=args.mapping, options=options,
                            jobs=args.jobs, scheduler=args.scheduler, transfer=args.transfer,
-                           force=args.force, progress=not args.quiet, fmt=args.fmt)
+                           force=args.force, progress=not args.quiet,
+                           out_format=args.out_format)
     except (AnimikError, ValueError) as e:
         print(f"animik retarget: error: {e}", file=sys.stderr)
         return EXIT_DATA

@@ -45,7 +45,7 @@ import numpy as np
 from ..errors import OptionError
 from ..kinematics import forward_kinematics
 from ..rotations import matrix_to_rotvec, rotvec_to_matrix
-from ..semantics.roles import SIDES, JointRoles, character_forward
+from ..semantics.roles import SIDES, JointRoles, _is_robot_name, character_forward
 from ..skeleton import ROTATION, TRANSLATION, Skeleton
 from .fit import PoseFitter
 from .mapping import JointMapping
@@ -93,6 +93,19 @@ def _subtree_points(skel: Skeleton, P: np.ndarray, S: np.ndarray, j: int) -> np.
     return np.concatenate(pts)
 
 
+def _leg_top(skel: Skeleton, roles: JointRoles, t: int) -> int:
+    """Where a leg starts: the thigh, or for a robot (whose thigh role is the last of its hip
+    links, see :func:`animik.semantics.roles.classify_joints`) the first hip link below the
+    hips — the hip links' offsets are part of the leg's length."""
+    if not _is_robot_name(skel.joint_names[t]):
+        return t
+    hips = roles.get("hips")
+    h = skel.joint_index(hips) if hips is not None else 0
+    while skel.parents[t] >= 0 and skel.parents[t] != h:
+        t = int(skel.parents[t])
+    return t
+
+
 def leg_length(skel: Skeleton, roles: JointRoles, P: np.ndarray, S: np.ndarray) -> float | None:
     """Straight-leg length (hip joint to the ground), m, from bone lengths; None without legs."""
     out = []
@@ -100,7 +113,7 @@ def leg_length(skel: Skeleton, roles: JointRoles, P: np.ndarray, S: np.ndarray) 
         th, sh, ft = (roles.get(f"{side}_{k}") for k in ("thigh", "shin", "foot"))
         if th is None:
             continue
-        t = skel.joint_index(th)
+        t = _leg_top(skel, roles, skel.joint_index(th))
         if sh is not None and ft is not None:
             s, f = skel.joint_index(sh), skel.joint_index(ft)
             foot_pts = _subtree_points(skel, P, S, f)

@@ -52,12 +52,12 @@ from ..errors import AnimikError, FileFormatError
 from ..ik.tuning import fingerprint
 from ..io._atomic import atomic_write
 from ..io.bvh import loads_bvh, read_bvh
-from ..io.bvh_compat import dumps_bvh_compatible
-from ..io.gltf import dumps_glb
 from ..io.gltf_character import loads_character
 from ..motion import Motion
 from ..rigs import load_rig, resolve_rig, rig_from_bytes
+from .floor import lift_above_floor
 from .mapping import mapping_spec, read_mapping_file
+from .output import check_format, encode_clip
 from .retarget import Retargeter, RetargetOptions
 
 FORMAT = "animik-retarget"
@@ -96,6 +96,14 @@ class TargetSpec:
             return cls(s, "rig")
         return cls(s, src.kind, src.path.read_bytes())
 
+    @property
+    def folder(self) -> Path | None:
+        """The target file's folder when it exists here (robot meshes, includes), else None."""
+        if self.kind == "rig":
+            return None
+        d = Path(self.name).expanduser().resolve().parent
+        return d if d.is_dir() else None
+
     def skeleton(self):
         """The target skeleton (cached per process), rebuilt from the shipped bytes."""
         key = (self.name, self.kind, hashlib.sha256(self.data or b"").hexdigest())
@@ -105,7 +113,9 @@ class TargetSpec:
         if self.kind == "rig":
             skel = load_rig(self.name)
         else:
-            skel = rig_from_bytes(self.data or b"", "." + self.kind, Path(self.name).name).skeleton
+            folder = self.folder
+            name = str(folder / Path(self.name).name) if folder is not None else Path(self.name).name
+            skel = rig_from_bytes(self.data or b"", "." + self.kind, name, folder=folder).skeleton
         _TARGETS[key] = skel
         return skel
 
@@ -135,10 +145,6 @@ class TargetSpec:
 _TARGETS: dict[tuple, Any] = {}
 
 
-#: Output formats of a batch: BVH (the default) or glTF binary (the target's character kept).
-FORMATS = ("bvh", "glb")
-
-
 def settings_hash(target: TargetSpec, mapping: Mapping[str, Any] | None,
                   options: Mapping[str, Any], fmt: str = "bvh") -> str:
     """SHA-256 (16 hex digits) of everything that decides an output but the input itself."""
@@ -165,7 +171,7 @@ class ClipTask:
     mapping: Mapping[str, Any] | None
     options: Mapping[str, Any]
     settings: str
-    format: str = "bvh"
+    out_format: str = "bvh"
 
 
 def _sha256(data: bytes) -> str:
@@ -179,9 +185,10 @@ def read_bvh_bytes(name: str, data: bytes) -> Motion:
 
 
 def retarget_motion(motion, name: str, target: TargetSpec, mapping: Mapping[str, Any] | None,
-                    options: Mapping[str, Any], fmt: str = "bvh") -> tuple[bytes, dict[str, Any]]:
-    """Retarget one motion; returns the output bytes (BVH, or with ``fmt="glb"`` a glTF binary
-    that keeps a glTF character target's mesh, skin and materials) and the report dict.
+                    options: Mapping[str, Any], out_format: str = "bvh"
+                    ) -> tuple[bytes, dict[str, Any]]:
+    """Retarget one motion; returns the output bytes (``out_format``: see
+    :mod:`animik.retarget.output`) and the report dict.
 
     Raises:
         AnimikError: an empty motion, unmappable skeleton, bad options.
@@ -189,23 +196,25 @@ def retarget_motion(motion, name: str, target: TargetSpec, mapping: Mapping[str,
     if motion.n_frames == 0:
         raise FileFormatError(f"{name}: the motion has no frames")
     res = Retargeter(motion, target.skeleton(), mapping, **dict(options)).run()
+    result, lift = lift_above_floor(res.motion)  # robots: heels / toes never below the floor
+    if out_format == "glb":  # a glTF character target keeps its mesh, skin and materials
+        result = result.replace(meta={**result.meta, "clip": Path(name).stem})
+    out, extra = encode_clip(result, out_format, target.unit, mesh=target.body())
     rep = res.report.to_dict()
-    if fmt == "glb":
-        clip = res.motion.replace(meta={**res.motion.meta, "clip": Path(name).stem})
-        return dumps_glb(clip, mesh=target.body()), rep
-    out, layout = dumps_bvh_compatible(res.motion, target.unit)
-    rep["bvh_layout"] = layout
+    rep["floor_lift_cm"] = round(100 * lift, 3)
+    rep.update(extra)
     return out, rep
 
 
 def retarget_bytes(name: str, data: bytes, target: TargetSpec, mapping: Mapping[str, Any] | None,
-                   options: Mapping[str, Any], fmt: str = "bvh") -> tuple[bytes, dict[str, Any]]:
-    """Retarget one BVH file given as bytes; returns the output bytes and the report dict.
+                   options: Mapping[str, Any], out_format: str = "bvh"
+                   ) -> tuple[bytes, dict[str, Any]]:
+    """Retarget one BVH file given as bytes; returns the output BVH bytes and the report dict.
 
     Raises:
         AnimikError: malformed input, unmappable skeleton, bad options.
     """
-    return retarget_motion(read_bvh_bytes(name, data), name, target, mapping, options, fmt)
+    return retarget_motion(read_bvh_bytes(name, data), name, target, mapping, options, out_format)
 
 
 def _summary(task_input: str, output: str, status: str, settings: str, input_sha: str | None,
@@ -236,7 +245,7 @@ def run_clip(task: ClipTask) -> dict[str, Any]:
         sha = _sha256(data)
         motion = read_bvh(task.input)
         out, rep = retarget_motion(motion, task.input, task.target, task.mapping, task.options,
-                                   task.format)
+                                   task.out_format)
         atomic_write(task.output, out)
         summary = _summary(task.input, task.output, "ok", task.settings, sha, rep,
                            seconds=time.perf_counter() - t0)
@@ -253,7 +262,7 @@ def run_clip_data(task: ClipTask, data: bytes) -> tuple[bytes | None, dict[str, 
     sha = _sha256(data)
     try:
         out, rep = retarget_bytes(task.input, data, task.target, task.mapping, task.options,
-                                  task.format)
+                                  task.out_format)
         return out, _summary(task.input, task.output, "ok", task.settings, sha, rep,
                              seconds=time.perf_counter() - t0)
     except Exception as e:  # noqa: BLE001
@@ -341,14 +350,14 @@ def expand_inputs(paths: Iterable[str | os.PathLike]) -> list[Path]:
 
 def plan_tasks(inputs: Sequence[Path], out_dir: Path, target: TargetSpec,
                mapping: Mapping[str, Any] | None, options: Mapping[str, Any], settings: str,
-               fmt: str = "bvh") -> tuple[list[ClipTask], list[dict[str, Any]]]:
+               out_format: str = "bvh") -> tuple[list[ClipTask], list[dict[str, Any]]]:
     """Tasks per input, and failed summaries for inputs whose output name is already taken."""
     tasks, clashes = [], []
     used: dict[str, str] = {}
     for p in inputs:
         stem = p.stem
         key = stem.lower()
-        out = out_dir / f"{stem}.{fmt}"
+        out = out_dir / f"{stem}.{out_format}"
         if key in used:
             clashes.append(_summary(str(p), str(out), "failed", settings, None,
                                     error=FileFormatError(f"output name {out.name!r} is already "
@@ -356,7 +365,7 @@ def plan_tasks(inputs: Sequence[Path], out_dir: Path, target: TargetSpec,
             continue
         used[key] = str(p)
         tasks.append(ClipTask(str(p), str(out), str(out_dir / f"{stem}{SIDECAR_SUFFIX}"), target,
-                              mapping, dict(options), settings, fmt))
+                              mapping, dict(options), settings, out_format))
     return tasks, clashes
 
 
@@ -365,7 +374,7 @@ def run_batch(inputs: Sequence[str | os.PathLike], target: str | os.PathLike | T
               options: Mapping[str, Any] | None = None, jobs: int = 1,
               scheduler: str | Any | None = None, transfer: str = "path", force: bool = False,
               progress: bool = True, executor: Executor | None = None, stream=None,
-              fmt: str = "bvh") -> BatchResult:
+              out_format: str = "bvh") -> BatchResult:
     """Retarget BVH files into ``out_dir`` (see the module docstring).
 
     Args:
@@ -380,8 +389,7 @@ def run_batch(inputs: Sequence[str | os.PathLike], target: str | os.PathLike | T
         force: redo finished outputs.
         progress: show a tqdm progress bar on ``stream`` (default stderr).
         executor: use this ``concurrent.futures`` executor instead of creating a pool.
-        fmt: output format, ``"bvh"`` or ``"glb"`` (``DIR/<stem>.glb``: a glTF character
-            target keeps its mesh, skin and materials; other targets get animik's bone mesh).
+        out_format: ``bvh``, ``glb``, ``npz`` or ``csv`` (:mod:`animik.retarget.output`).
 
     Returns:
         :class:`BatchResult` (also written to ``out_dir/report.json``).
@@ -395,8 +403,7 @@ def run_batch(inputs: Sequence[str | os.PathLike], target: str | os.PathLike | T
         raise ValueError(f"jobs must be an integer >= 1, got {jobs!r}")
     if transfer not in ("path", "bytes"):
         raise ValueError(f"transfer must be 'path' or 'bytes', got {transfer!r}")
-    if fmt not in FORMATS:
-        raise ValueError(f"fmt must be one of {FORMATS}, got {fmt!r}")
+    out_format = check_format(out_format)
     t_start = time.perf_counter()
     spec = target if isinstance(target, TargetSpec) else TargetSpec.from_arg(target)
     if mapping is not None and not isinstance(mapping, Mapping):
@@ -407,11 +414,11 @@ def run_batch(inputs: Sequence[str | os.PathLike], target: str | os.PathLike | T
         mapping_doc = None
     options = dict(options or {})
     RetargetOptions.from_kwargs(**options)  # validate before starting workers
-    settings = settings_hash(spec, mapping_doc, options, fmt)
+    settings = settings_hash(spec, mapping_doc, options, out_format)
     out = Path(out_dir)
     out.mkdir(parents=True, exist_ok=True)
     files = expand_inputs(inputs)
-    tasks, results = plan_tasks(files, out, spec, mapping_doc, options, settings, fmt)
+    tasks, results = plan_tasks(files, out, spec, mapping_doc, options, settings, out_format)
     todo = []
     for t in tasks:
         done = None if force else finished(t)

@@ -70,6 +70,8 @@ ALIASES: dict[str, str] = {
     "hipjoint": "-", "buttock": "-", "eye": "-", "eyes": "-", "jaw": "-", "tongue": "-",
     "fingerbase": "-", "handend": "-", "prop": "-", "weapon": "-",
 }
+#: Tokens of robot link / joint names that do not name a body part (dropped as a fallback).
+_ROBOT_TOKENS = {"link", "joint", "jnt", "lnk", "pitch", "roll", "yaw", "rev", "body"}
 _END_TOKENS = {"end", "nub", "tip", "top", "site", "effector", "null", "twist", "roll", "share"}
 _FINGER_TOKENS = {"thumb": "thumb", "index": "index", "middle": "middle", "mid": "middle",
                   "ring": "ring", "pinky": "little", "pinkie": "little", "little": "little",
@@ -138,7 +140,8 @@ def parse_name(name: str) -> ParsedName:
 def _name_kind(p: ParsedName) -> tuple[str, int]:
     """``(kind, finger segment)`` of a parsed name; kind ``""`` when unknown."""
     toks = p.tokens
-    if any(t in _END_TOKENS for t in toks):
+    robot = "link" in toks or "joint" in toks  # "left_wrist_roll_link" is a body, not a twist bone
+    if any(t in _END_TOKENS and not (robot and t == "roll") for t in toks):
         return "-", 0
     if "in" in toks and "hand" in toks:  # Axis Neuron's metacarpals ("LeftInHandIndex")
         return "-", 0
@@ -168,6 +171,12 @@ def _name_kind(p: ParsedName) -> tuple[str, int]:
         kind = ALIASES.get(p.base.rstrip("0123456789"))
         if kind in ("hand", "foot", "upper_arm", "forearm", "thigh", "shin", "head", "hips"):
             kind = None  # "Hand2", "Foot3": extra segments, not the main joint
+    if kind is None:
+        # Robot links / joints: "left_hip_pitch_link", "waist_yaw_joint", "torso_link_rev_1_0"
+        # name the human joint plus the axis and the element type.
+        rest = [t for t in toks if t not in _ROBOT_TOKENS and not t.isdigit()]
+        if rest and len(rest) < len(toks):
+            kind = ALIASES.get("".join(rest))
     return (kind or ""), 0
 
 
@@ -242,6 +251,26 @@ def _path_down(skel: Skeleton, top: int, bottom: int) -> list[int]:
     return chain[::-1]
 
 
+def _is_robot_name(name: str) -> bool:
+    toks = parse_name(name).tokens
+    return "link" in toks or "joint" in toks
+
+
+def _last_of_robot_run(skel: Skeleton, cands: list[int]) -> int:
+    """The shallowest candidate, or for a robot the last link of its run of links of the same
+    kind (``hip_pitch_link -> hip_roll_link -> hip_yaw_link``): that link carries the segment
+    (the thigh) whose direction the role stands for; the ones above are 1-DoF stages."""
+    j = cands[0]
+    if not _is_robot_name(skel.joint_names[j]):
+        return j
+    rest = set(cands)
+    while True:
+        kids = [c for c in skel.children[j] if c in rest]
+        if len(kids) != 1:
+            return j
+        j = kids[0]
+
+
 def classify_joints(skel: Skeleton, pose: np.ndarray | None = None,
                     roles: Mapping[str, str] | None = None) -> JointRoles:
     """Canonical roles of a skeleton's joints: names first, then topology.
@@ -310,7 +339,7 @@ def classify_joints(skel: Skeleton, pose: np.ndarray | None = None,
         for k in LIMB_ROLES:
             cands = sorted(by_kind.get(k, []), key=lambda j: depth[j])
             if cands:
-                put(f"{side}_{k}", cands[0])
+                put(f"{side}_{k}", _last_of_robot_run(skel, cands))
         for j, (k, s, seg) in sorted(kinds.items(), key=lambda kv: depth[kv[0]]):
             if s == side and k.startswith("finger:"):
                 put(f"{side}_{k.split(':')[1]}{seg}", j)

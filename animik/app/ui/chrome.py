@@ -64,7 +64,7 @@ HELP: tuple[tuple[str, tuple[tuple[str, str], ...]], ...] = (
         ("magenta cube", "pin: held where it was pinned"),
         ("orange line", "from an effector to its target"),
         ("red joint", "a DoF at its limit"),
-        ("drop a file", "open a scene / rig (.toml) or a motion (.bvh)"),
+        ("drop a file", "open a scene / rig (.toml), a motion (.bvh) or a robot (.urdf / .xml)"),
     )),
 )
 

@@ -11,7 +11,8 @@ from imgui_bundle import imgui
 from .. import actions, timeline
 from ..state import AppState
 
-OPEN_SUFFIXES = (".toml", ".bvh", ".glb", ".gltf")  # .glb / .gltf: a rigged character
+OPEN_SUFFIXES = (".toml", ".bvh", ".glb", ".gltf", ".urdf", ".xml", ".mjcf")  # rigs, motions,
+# rigged characters (.glb / .gltf), robots
 SUFFIXES = {"open": OPEN_SUFFIXES, "save": (".toml",), "export": (".glb", ".bvh"),
             "import": (".bvh",)}
 TITLES = {"open": "Open file", "save": "Save scene as", "export": "Export clip",
