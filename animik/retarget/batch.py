@@ -17,10 +17,11 @@ reported (``"status": "failed"`` with the error) and nothing is written for it.
 **Scale-out** (:func:`run_batch`):
 
 * ``jobs=1`` — in this process;
-* ``jobs=N`` — a ``ProcessPoolExecutor`` of N processes (``spawn``: no inherited threads or
-  locks; from a script, call :func:`run_batch` under ``if __name__ == "__main__":``); each
-  process warms up once (imports, loads the target, runs a two-frame retarget so
-  that numba loads its on-disk compile cache) before taking clips;
+* ``jobs=N`` — a ``ProcessPoolExecutor`` of N processes (:func:`pool_context`: ``fork`` of
+  the warmed-up parent on Linux while it runs a single thread, else ``spawn``: from a script,
+  call :func:`run_batch` under ``if __name__ == "__main__":``); each process warms up once
+  (imports, loads the target, runs a two-frame retarget so that numba loads its on-disk
+  compile cache) before taking clips;
 * ``scheduler="tcp://host:8786"`` — a Dask ``distributed`` cluster (``pip install
   distributed``). ``transfer="path"``: workers read inputs and write outputs by path (a
   filesystem shared with the client); ``transfer="bytes"``: the client reads each input and
@@ -389,6 +390,10 @@ def run_batch(inputs: Sequence[str | os.PathLike], target: str | os.PathLike | T
             results.append(done)
         else:
             todo.append(t)
+    pool = None
+    if todo and scheduler is None and executor is None and jobs > 1 and len(todo) > 1:
+        # started before the progress bar: a forked pool needs a parent without threads
+        pool = start_pool(min(jobs, len(todo)), spec)
     bar = _progress(len(files), progress, stream)
     bar.update(len(results))
     try:
@@ -397,8 +402,10 @@ def run_batch(inputs: Sequence[str | os.PathLike], target: str | os.PathLike | T
                 results += _run_dask(todo, scheduler, transfer, bar)
             elif executor is not None:
                 results += _run_pool(todo, executor, bar)
-            elif jobs > 1 and len(todo) > 1:
-                results += _run_processes(todo, min(jobs, len(todo)), spec, bar)
+            elif pool is not None:
+                with pool:
+                    # longest first: the last clips to finish are short ones (better balance)
+                    results += _run_pool(sorted(todo, key=lambda t: -_size(t.input)), pool, bar)
             else:
                 warm_up(spec)  # so that the first clip's timing is like the others'
                 for t in todo:
@@ -490,13 +497,40 @@ def watch_parent(parent_pid: int, period_s: float = 0.5) -> threading.Thread:
     return t
 
 
-def _run_processes(todo: list[ClipTask], jobs: int, spec: TargetSpec, bar) -> list[dict[str, Any]]:
-    ctx = multiprocessing.get_context("spawn")
-    with ProcessPoolExecutor(max_workers=jobs, mp_context=ctx, initializer=_worker_init,
-                             initargs=(os.getpid(), spec)) as ex:
-        # longest first: the last clips to finish are short ones (better balance)
-        order = sorted(todo, key=lambda t: -_size(t.input))
-        return _run_pool(order, ex, bar)
+def pool_context() -> multiprocessing.context.BaseContext:
+    """The start method of local worker processes: ``fork`` where it is safe and cheap, else
+    ``spawn``.
+
+    A spawned worker imports animik and loads numba's compiled kernels again (about a second
+    of CPU each, as much as retargeting a few thousand frames); a forked one inherits them from
+    the warmed-up parent for a few milliseconds. Fork is used only on Linux and only while the
+    parent runs a single Python thread (forking a process with other threads can inherit a
+    lock held by one of them); otherwise ``spawn``.
+    """
+    if sys.platform.startswith("linux") and threading.active_count() == 1 \
+            and "fork" in multiprocessing.get_all_start_methods():
+        return multiprocessing.get_context("fork")
+    return multiprocessing.get_context("spawn")
+
+
+def start_pool(jobs: int, spec: TargetSpec) -> ProcessPoolExecutor:
+    """A pool of ``jobs`` local worker processes for :func:`run_clip` (:func:`pool_context`;
+    a forked pool is warmed up in the parent first, so that every worker inherits the loaded
+    kernels and the target skeleton)."""
+    ctx = pool_context()
+    if ctx.get_start_method() == "fork":
+        warm_up(spec)
+        # A spawned pool runs multiprocessing's resource tracker beside its workers; a forked
+        # one needs none (its semaphores are unlinked at once) but starts it all the same, so
+        # that both kinds of pool leave the same process tree (tests/retarget/
+        # test_batch_orphans.py watches it); it exits with the parent (end of its pipe).
+        from multiprocessing import resource_tracker
+
+        resource_tracker.ensure_running()
+    pool = ProcessPoolExecutor(max_workers=jobs, mp_context=ctx, initializer=_worker_init,
+                               initargs=(os.getpid(), spec))
+    pool.submit(int)  # a forking pool starts every worker now, before the caller starts threads
+    return pool
 
 
 def _size(path: str) -> int:
