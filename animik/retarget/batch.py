@@ -52,7 +52,7 @@ from .._version import __version__
 from ..errors import AnimikError, FileFormatError
 from ..ik.tuning import fingerprint
 from ..io._atomic import atomic_write
-from ..io.bvh import loads_bvh, read_bvh
+from ..io.bvh import loads_bvh
 from ..io.bvh_compat import dumps_bvh_compatible
 from ..motion import Motion
 from ..rigs import load_rig, resolve_rig, rig_from_bytes
@@ -161,16 +161,28 @@ def read_bvh_bytes(name: str, data: bytes) -> Motion:
 
 
 def retarget_motion(motion, name: str, target: TargetSpec, mapping: Mapping[str, Any] | None,
-                    options: Mapping[str, Any]) -> tuple[bytes, dict[str, Any]]:
+                    options: Mapping[str, Any], timing: dict[str, float] | None = None
+                    ) -> tuple[bytes, dict[str, Any]]:
     """Retarget one motion; returns the output BVH bytes and the report dict.
+
+    Args:
+        timing: if given, receives the seconds of each phase: ``build`` (mapping, alignment
+            and the clip's batched per-frame targets, :attr:`Retargeter.setup_seconds`),
+            ``solve`` (the per-frame solves and the report), ``format`` (the BVH text).
 
     Raises:
         AnimikError: an empty motion, unmappable skeleton, bad options.
     """
     if motion.n_frames == 0:
         raise FileFormatError(f"{name}: the motion has no frames")
-    res = Retargeter(motion, target.skeleton(), mapping, **dict(options)).run()
+    t0 = time.perf_counter()
+    rt = Retargeter(motion, target.skeleton(), mapping, **dict(options))
+    t1 = time.perf_counter()
+    res = rt.run()
+    t2 = time.perf_counter()
     out, layout = dumps_bvh_compatible(res.motion, target.unit)
+    if timing is not None:
+        timing.update(build=t1 - t0, solve=t2 - t1, format=time.perf_counter() - t2)
     rep = res.report.to_dict()
     rep["bvh_layout"] = layout
     return out, rep
@@ -188,10 +200,12 @@ def retarget_bytes(name: str, data: bytes, target: TargetSpec, mapping: Mapping[
 
 def _summary(task_input: str, output: str, status: str, settings: str, input_sha: str | None,
              report: dict | None = None, error: BaseException | None = None,
-             seconds: float = 0.0) -> dict[str, Any]:
+             seconds: float = 0.0, phases: Mapping[str, float] | None = None) -> dict[str, Any]:
     out: dict[str, Any] = {"input": task_input, "output": output, "status": status,
                            "settings_hash": settings, "input_sha256": input_sha,
                            "seconds": round(seconds, 4), "report": report}
+    if phases:
+        out["phases_s"] = {k: round(v, 5) for k, v in phases.items()}
     if error is not None:
         out["error"] = f"{type(error).__name__}: {error}"
         if not isinstance(error, (AnimikError, OSError)):
@@ -212,11 +226,15 @@ def run_clip(task: ClipTask) -> dict[str, Any]:
     try:
         data = Path(task.input).read_bytes()
         sha = _sha256(data)
-        motion = read_bvh(task.input)
-        out, rep = retarget_motion(motion, task.input, task.target, task.mapping, task.options)
+        motion = read_bvh_bytes(task.input, data)
+        phases = {"read": time.perf_counter() - t0}
+        out, rep = retarget_motion(motion, task.input, task.target, task.mapping, task.options,
+                                   phases)
+        t1 = time.perf_counter()
         atomic_write(task.output, out)
+        phases["write"] = time.perf_counter() - t1  # the sidecar's own write is not counted
         summary = _summary(task.input, task.output, "ok", task.settings, sha, rep,
-                           seconds=time.perf_counter() - t0)
+                           seconds=time.perf_counter() - t0, phases=phases)
         atomic_write(task.sidecar, _sidecar_doc(summary))
         return summary
     except Exception as e:  # noqa: BLE001 - a failed clip is a result, not a crash of the batch
@@ -390,10 +408,15 @@ def run_batch(inputs: Sequence[str | os.PathLike], target: str | os.PathLike | T
             results.append(done)
         else:
             todo.append(t)
-    pool = None
+    pool = pool_kind = None
+    t_warm = time.perf_counter()
     if todo and scheduler is None and executor is None and jobs > 1 and len(todo) > 1:
         # started before the progress bar: a forked pool needs a parent without threads
+        pool_kind = pool_context().get_start_method()
         pool = start_pool(min(jobs, len(todo)), spec)
+    elif todo and scheduler is None and executor is None:
+        warm_up(spec)  # so that the first clip's timing is like the others'
+    warm_s = time.perf_counter() - t_warm
     bar = _progress(len(files), progress, stream)
     bar.update(len(results))
     try:
@@ -407,7 +430,6 @@ def run_batch(inputs: Sequence[str | os.PathLike], target: str | os.PathLike | T
                     # longest first: the last clips to finish are short ones (better balance)
                     results += _run_pool(sorted(todo, key=lambda t: -_size(t.input)), pool, bar)
             else:
-                warm_up(spec)  # so that the first clip's timing is like the others'
                 for t in todo:
                     r = run_clip(t)
                     results.append(r)
@@ -420,7 +442,9 @@ def run_batch(inputs: Sequence[str | os.PathLike], target: str | os.PathLike | T
     frames = sum((r.get("report") or {}).get("frames", 0) for r in results if r["status"] == "ok")
     result = BatchResult(results, settings, out, out / REPORT_NAME, seconds, frames,
                          meta={"target": spec.name, "jobs": jobs, "scheduler": _sched_name(scheduler),
-                               "transfer": transfer if scheduler is not None else "path"})
+                               "transfer": transfer if scheduler is not None else "path",
+                               "pool": pool_kind,
+                               "warm_up_s": round(warm_s, 4)})
     doc = {"format": FORMAT + "-batch", "format_version": FORMAT_VERSION,
            "target": spec.name, "settings_hash": settings, "options": options,
            "mapping": mapping_doc, **result.meta, "seconds": round(seconds, 3),
