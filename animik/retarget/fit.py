@@ -31,6 +31,7 @@ import numpy as np
 
 from ..rotations import axis_angle_to_matrix, matrix_to_euler, matrix_to_rotvec
 from ..skeleton import ROTATION, Skeleton
+from ._fit_kernels import gn_refine
 
 GN_LAMBDA = 1e-3
 GN_ITERATIONS = 4
@@ -139,10 +140,25 @@ def refine(L: np.ndarray, theta: np.ndarray, axes: np.ndarray, prior: np.ndarray
     """Gauss–Newton on ``log(D(θ)ᵀ L)`` per row, pulled towards ``prior`` with
     ``GN_LAMBDA · weight`` along the weakest direction of ``BᵀB`` only.
 
+    The compiled form (:func:`animik.retarget._fit_kernels.gn_refine`) of
+    :func:`refine_numpy`, which is kept as the reference (equal to rounding).
+
     Args:
         L: ``(N, 3, 3)``; theta, prior: ``(N, m)``; axes: ``(N, m, 3)``; free: ``(N, m)`` bool
         (free DoFs are pulled towards their start value); weight: ``(N,)``.
+
+    Returns:
+        ``(N, m)`` angles (rad).
     """
+    c = np.ascontiguousarray
+    return gn_refine(c(L, dtype=float), c(theta, dtype=float), c(axes, dtype=float),
+                     c(prior, dtype=float), c(free, dtype=np.bool_), c(weight, dtype=float),
+                     GN_LAMBDA, GN_ITERATIONS)
+
+
+def refine_numpy(L: np.ndarray, theta: np.ndarray, axes: np.ndarray, prior: np.ndarray,
+                 free: np.ndarray, weight: np.ndarray) -> np.ndarray:
+    """:func:`refine` in numpy, vectorised over rows (the reference form)."""
     N, m = theta.shape
     lam = GN_LAMBDA * weight
     eye = np.eye(m)
