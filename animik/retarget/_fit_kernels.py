@@ -1,4 +1,4 @@
-"""Compiled Gauss–Newton refinement of :mod:`animik.retarget.fit` (one row at a time).
+"""Compiled parts of :mod:`animik.retarget.fit`: Gauss–Newton refinement, local rotations.
 
 :func:`gn_refine` is :func:`animik.retarget.fit.refine_numpy` row by row: the same Rodrigues
 matrices, suffix products, rotation-vector residual (Shepperd's quaternion, then
@@ -183,4 +183,31 @@ def gn_refine(L: np.ndarray, theta: np.ndarray, axes: np.ndarray, prior: np.ndar
             _solve_lu(H, g, step)
             for k in range(m):
                 th[k] += step[k]
+    return out
+
+
+@nb.njit(**_JIT)
+def local_rotations(R_world: np.ndarray, parent: np.ndarray, rest_T: np.ndarray) -> np.ndarray:
+    """``(T, J, 3, 3)``: ``rest_T[j] @ R_world[t, parent[j]]ᵀ @ R_world[t, j]`` (``parent[j] < 0``:
+    the identity for the parent; :meth:`animik.retarget.fit.PoseFitter.local_rotations`)."""
+    T, J = R_world.shape[:2]
+    out = np.empty((T, J, 3, 3))
+    M = np.empty((3, 3))
+    for t in range(T):
+        for j in range(J):
+            p = parent[j]
+            if p < 0:
+                for a in range(3):
+                    for b in range(3):
+                        M[a, b] = R_world[t, j, a, b]
+            else:
+                for a in range(3):  # Rpᵀ R
+                    for b in range(3):
+                        M[a, b] = (R_world[t, p, 0, a] * R_world[t, j, 0, b]
+                                   + R_world[t, p, 1, a] * R_world[t, j, 1, b]
+                                   + R_world[t, p, 2, a] * R_world[t, j, 2, b])
+            for a in range(3):
+                for b in range(3):
+                    out[t, j, a, b] = (rest_T[j, a, 0] * M[0, b] + rest_T[j, a, 1] * M[1, b]
+                                       + rest_T[j, a, 2] * M[2, b])
     return out

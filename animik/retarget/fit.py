@@ -31,7 +31,7 @@ import numpy as np
 
 from ..rotations import axis_angle_to_matrix, matrix_to_euler, matrix_to_rotvec
 from ..skeleton import ROTATION, Skeleton
-from ._fit_kernels import gn_refine
+from ._fit_kernels import gn_refine, local_rotations
 
 GN_LAMBDA = 1e-3
 GN_ITERATIONS = 4
@@ -216,7 +216,15 @@ class PoseFitter:
         self._rrT = np.ascontiguousarray(np.swapaxes(skel.rest_rotations, -1, -2))
 
     def local_rotations(self, R_world: np.ndarray) -> np.ndarray:
-        """``(T, J, 3, 3)`` rotations relative to the rest transform: ``R_restᵀ R_parentᵀ R``."""
+        """``(T, J, 3, 3)`` rotations relative to the rest transform: ``R_restᵀ R_parentᵀ R``
+        (compiled: :func:`animik.retarget._fit_kernels.local_rotations`; equal to rounding to
+        :meth:`local_rotations_numpy`)."""
+        return local_rotations(np.ascontiguousarray(R_world, dtype=float),
+                               np.ascontiguousarray(self.skeleton.parents, dtype=np.int64),
+                               self._rrT)
+
+    def local_rotations_numpy(self, R_world: np.ndarray) -> np.ndarray:
+        """:meth:`local_rotations` in numpy (the reference form)."""
         Rp = R_world[:, self._parent]
         Rp[:, self.skeleton.parents < 0] = np.eye(3)
         return self._rrT[None] @ np.swapaxes(Rp, -1, -2) @ R_world
