@@ -498,11 +498,13 @@ def _run_pool(todo: list[ClipTask], ex: Executor, bar) -> list[dict[str, Any]]:
     return out
 
 
-def _worker_init(parent_pid: int, spec: TargetSpec) -> None:
+def _worker_init(parent_pid: int, spec: TargetSpec, warm: bool = True) -> None:
     """Pool worker set-up: exit as soon as the parent dies (a SIGKILLed ``animik retarget``
-    must not leave workers holding its stderr pipe open for good), then warm up."""
+    must not leave workers holding its stderr pipe open for good), then warm up (``warm``:
+    not needed in a process forked from a warmed-up parent)."""
     watch_parent(parent_pid)
-    warm_up(spec)
+    if warm:
+        warm_up(spec)
 
 
 def watch_parent(parent_pid: int, period_s: float = 0.5) -> threading.Thread:
@@ -542,7 +544,8 @@ def start_pool(jobs: int, spec: TargetSpec) -> ProcessPoolExecutor:
     a forked pool is warmed up in the parent first, so that every worker inherits the loaded
     kernels and the target skeleton)."""
     ctx = pool_context()
-    if ctx.get_start_method() == "fork":
+    forked = ctx.get_start_method() == "fork"
+    if forked:
         warm_up(spec)
         # A spawned pool runs multiprocessing's resource tracker beside its workers; a forked
         # one needs none (its semaphores are unlinked at once) but starts it all the same, so
@@ -552,7 +555,7 @@ def start_pool(jobs: int, spec: TargetSpec) -> ProcessPoolExecutor:
 
         resource_tracker.ensure_running()
     pool = ProcessPoolExecutor(max_workers=jobs, mp_context=ctx, initializer=_worker_init,
-                               initargs=(os.getpid(), spec))
+                               initargs=(os.getpid(), spec, not forked))
     pool.submit(int)  # a forking pool starts every worker now, before the caller starts threads
     return pool
 
