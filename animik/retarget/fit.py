@@ -150,10 +150,16 @@ def refine(L: np.ndarray, theta: np.ndarray, axes: np.ndarray, prior: np.ndarray
     Returns:
         ``(N, m)`` angles (rad).
     """
-    c = np.ascontiguousarray
-    return gn_refine(c(L, dtype=float), c(theta, dtype=float), c(axes, dtype=float),
-                     c(prior, dtype=float), c(free, dtype=np.bool_), c(weight, dtype=float),
-                     GN_LAMBDA, GN_ITERATIONS)
+    return gn_refine(_kernel_arg(L, float), _kernel_arg(theta, float), _kernel_arg(axes, float),
+                     _kernel_arg(prior, float), _kernel_arg(free, np.bool_),
+                     _kernel_arg(weight, float), GN_LAMBDA, GN_ITERATIONS)
+
+
+def _kernel_arg(a: np.ndarray, dtype) -> np.ndarray:
+    """``a`` as a C-contiguous writable array of ``dtype`` (copied only if needed): one numba
+    signature per kernel, the one ``animik warmup`` compiles (a read-only array would be
+    another type and compile again)."""
+    return np.require(a, dtype=dtype, requirements=["C", "W"])
 
 
 def refine_numpy(L: np.ndarray, theta: np.ndarray, axes: np.ndarray, prior: np.ndarray,
@@ -213,15 +219,14 @@ class PoseFitter:
                                                     np.where(self.limited, hi, 0)), 0.0)
         self.rot = skel.dof_type == ROTATION
         self._parent = np.where(skel.parents < 0, 0, skel.parents)
-        self._rrT = np.ascontiguousarray(np.swapaxes(skel.rest_rotations, -1, -2))
+        self._rrT = np.array(np.swapaxes(skel.rest_rotations, -1, -2), order="C")
+        self._parents64 = np.array(skel.parents, dtype=np.int64)
 
     def local_rotations(self, R_world: np.ndarray) -> np.ndarray:
         """``(T, J, 3, 3)`` rotations relative to the rest transform: ``R_restᵀ R_parentᵀ R``
         (compiled: :func:`animik.retarget._fit_kernels.local_rotations`; equal to rounding to
         :meth:`local_rotations_numpy`)."""
-        return local_rotations(np.ascontiguousarray(R_world, dtype=float),
-                               np.ascontiguousarray(self.skeleton.parents, dtype=np.int64),
-                               self._rrT)
+        return local_rotations(_kernel_arg(R_world, float), self._parents64, self._rrT)
 
     def local_rotations_numpy(self, R_world: np.ndarray) -> np.ndarray:
         """:meth:`local_rotations` in numpy (the reference form)."""
