@@ -21,7 +21,9 @@
    interpreter start, imports, numba cache load, the worker pool, reading, retargeting,
    writing, everything. Reported: the median wall time, frames/s and frames/s per core
    (÷ min(N, CPUs)), the CPU seconds of the command and its workers, next to the inner-loop
-   figure of 1. for the same rig, and a breakdown of the median run from its
+   figure of 1. for the same rig, the CPU critical path (the parent's CPU seconds, start-up
+   included, plus the busiest worker's: what the wall time is on an idle machine, for reading
+   the result on a shared one), and a breakdown of the median run from its
    ``report.json``: start-up (wall time outside the batch, plus the warm-up / pool start),
    and per phase summed over the clips (seconds of the worker processes): read, build
    (mapping, alignment, the batched per-frame targets), solve (the per-frame FIK solves),
@@ -199,14 +201,23 @@ def whole_command(data: str, rig: str, jobs: int, repeat: int) -> dict:
                                   f"{proc.stderr.decode(errors='replace')[-2000:]}")
             doc = json.loads(report.read_text(encoding="utf-8"))
         phases = dict.fromkeys(PHASES, 0.0)
+        per_pid: dict[int, float] = {}
         for c in doc["clips"]:
-            for k, v in (c.get("phases_s") or {}).items():
+            ph = dict(c.get("phases_s") or {})
+            cpu = ph.pop("cpu", 0.0)
+            if c.get("pid") is not None and c["pid"] != doc.get("pid"):
+                per_pid[c["pid"]] = per_pid.get(c["pid"], 0.0) + cpu
+            for k, v in ph.items():
                 phases[k] = phases.get(k, 0.0) + v
+        # the command's wall time on an idle machine: the parent's CPU (start-up, warm-up and
+        # in-process clips) then the busiest worker's CPU (I/O waits left out)
+        critical = float(doc.get("process_cpu_s", 0.0)) + max(per_pid.values(), default=0.0)
         runs.append({"wall": wall, "frames": int(doc["frames_retargeted"]),
                      "cpu": (ru1.ru_utime - ru0.ru_utime) + (ru1.ru_stime - ru0.ru_stime),
                      "batch": float(doc["seconds"]), "warm_up": float(doc.get("warm_up_s", 0.0)),
                      "pool": doc.get("pool"), "phases": phases,
-                     "failed": doc["counts"]["failed"], "load": load, "command": cmd})
+                     "failed": doc["counts"]["failed"], "load": load, "command": cmd,
+                     "critical": critical})
     walls = [r["wall"] for r in runs]
     med = runs[walls.index(statistics.median_low(walls))]
     return {"runs": runs, "median": med}
@@ -218,9 +229,11 @@ def command_rows(rig: str, jobs: int, timing: dict, inner: float | None) -> tupl
     cores = max(1, min(jobs, os.cpu_count() or 1))
     walls = sorted(r["wall"] for r in timing["runs"])
     fps = med["frames"] / med["wall"]
+    crit = statistics.median(r["critical"] for r in timing["runs"])
     row = (rig, jobs, med["pool"] or "-", len(timing["runs"]), med["frames"],
            round(med["wall"], 2), f"{walls[0]:.2f}-{walls[-1]:.2f}", round(fps),
-           round(fps / cores), round(med["cpu"], 2),
+           round(fps / cores), round(med["cpu"], 2), round(crit, 2),
+           round(med["frames"] / crit / cores) if crit > 0 else "-",
            round(inner) if inner else "-", round(inner / (fps / cores), 2) if inner else "-",
            round(med["load"], 2))
     frames = max(med["frames"], 1)
@@ -296,11 +309,14 @@ def run_cli(args: argparse.Namespace) -> int:
         print()
         print(format_table(["rig", "jobs", "pool", "runs", "frames", "wall s (median)",
                             "wall s range", "frames/s", "frames/s/core", "CPU s",
+                            "CPU critical path s", "frames/s/core idle machine",
                             "inner loop frames/s (1.)", "inner / command per core",
                             "load (1 min)"], table,
                            title="4. the whole command as users run it (median of the runs; "
                                  "per core = ÷ min(jobs, CPUs); CPU s = user + system of the "
-                                 "command and its workers)"))
+                                 "command and its workers; CPU critical path = the parent's CPU "
+                                 "s + the busiest worker's: the wall time on an idle machine, "
+                                 "I/O waits left out — read it when the load is high)"))
         for rig, jobs, timing, parts in breakdown:
             cmd = timing["median"]["command"]
             print("   command: animik " + " ".join("TMP" if i == len(cmd) - 4 else a

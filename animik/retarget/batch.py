@@ -206,6 +206,7 @@ def _summary(task_input: str, output: str, status: str, settings: str, input_sha
                            "seconds": round(seconds, 4), "report": report}
     if phases:
         out["phases_s"] = {k: round(v, 5) for k, v in phases.items()}
+        out["pid"] = os.getpid()
     if error is not None:
         out["error"] = f"{type(error).__name__}: {error}"
         if not isinstance(error, (AnimikError, OSError)):
@@ -222,6 +223,7 @@ def run_clip(task: ClipTask) -> dict[str, Any]:
     """Path transfer: read ``task.input``, write the output BVH and its sidecar; never raises
     for a bad input (returns a ``"failed"`` summary)."""
     t0 = time.perf_counter()
+    c0 = time.process_time()
     sha = None
     try:
         data = Path(task.input).read_bytes()
@@ -233,6 +235,7 @@ def run_clip(task: ClipTask) -> dict[str, Any]:
         t1 = time.perf_counter()
         atomic_write(task.output, out)
         phases["write"] = time.perf_counter() - t1  # the sidecar's own write is not counted
+        phases["cpu"] = time.process_time() - c0  # this process's CPU seconds for the clip
         summary = _summary(task.input, task.output, "ok", task.settings, sha, rep,
                            seconds=time.perf_counter() - t0, phases=phases)
         atomic_write(task.sidecar, _sidecar_doc(summary))
@@ -449,6 +452,8 @@ def run_batch(inputs: Sequence[str | os.PathLike], target: str | os.PathLike | T
            "target": spec.name, "settings_hash": settings, "options": options,
            "mapping": mapping_doc, **result.meta, "seconds": round(seconds, 3),
            "frames_retargeted": frames,
+           # this process: its id and CPU seconds so far (imports and warm-up included)
+           "pid": os.getpid(), "process_cpu_s": round(time.process_time(), 4),
            "counts": {s: result.count(s) for s in ("ok", "skipped", "failed")},
            "clips": results}
     atomic_write(result.report_path, json.dumps(doc, indent=2) + "\n")

@@ -124,7 +124,7 @@ def test_forked_pool_of_the_command_equals_in_process(tmp_path):
     assert proc.returncode == 0, proc.stderr.decode()
     doc = json.loads((out / "report.json").read_text())
     assert doc["pool"] == "fork" and doc["counts"]["ok"] == 3
-    assert all(set(c["phases_s"]) == {"read", "build", "solve", "format", "write"}
+    assert all(set(c["phases_s"]) == {"read", "build", "solve", "format", "write", "cpu"}
                for c in doc["clips"])
     for c in one.clips:
         name = Path(c["output"]).name
