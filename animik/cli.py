@@ -68,7 +68,19 @@ examples:
 """
 
 
-def build_parser() -> argparse.ArgumentParser:
+def _plugin_name(module: str) -> str:
+    """The command a plug-in module registers: its last name (``animik.commands.retarget``)."""
+    return module.rsplit(".", 1)[1]
+
+
+def build_parser(only: str | None = None) -> argparse.ArgumentParser:
+    """The ``animik`` argument parser.
+
+    Args:
+        only: build it for this plug-in command only (the other plug-in and bench modules
+            are not imported: ``animik retarget ...`` need not import the dynamics and the
+            benchmarks, ~0.3 s of its start-up); ``None``: every command.
+    """
     p = argparse.ArgumentParser(
         prog="animik",
         description="Pose and animate articulated characters with feedback inverse kinematics.\n\n"
@@ -121,10 +133,11 @@ def build_parser() -> argparse.ArgumentParser:
                         description="Benchmarks print tables of timings; they never fail on "
                                     "speed.")
     bsub = sp.add_subparsers(dest="bench", metavar="BENCH", required=True)
-    for mod in _BENCH_MODULES:
+    for mod in _BENCH_MODULES if only is None else ():
         importlib.import_module(mod).add_parser(bsub)
     for mod in _COMMAND_MODULES:
-        importlib.import_module(mod).add_parser(sub)
+        if only is None or _plugin_name(mod) == only:
+            importlib.import_module(mod).add_parser(sub)
     bk = bsub.add_parser("kinematics", help="FK + site Jacobians, and batched FK",
                          description="One-pose FK + all site Jacobians (us) and batched FK "
                                      "(poses/s); with pinocchio and MuJoCo, if installed, on our "
@@ -137,7 +150,10 @@ def build_parser() -> argparse.ArgumentParser:
 
 def main(argv: Sequence[str] | None = None) -> int:
     argv = list(sys.argv[1:] if argv is None else argv)
-    parser = build_parser()
+    plugin = argv[0] if argv and argv[0] in {_plugin_name(m) for m in _COMMAND_MODULES} else None
+    parser = build_parser(only=plugin)
+    if plugin is not None and plugin not in _subcommand_names(parser):
+        parser = build_parser()
     # `animik`, `animik body95`, `animik walk.bvh --size 1600x900`: open the app.
     if not argv or (argv[0] not in _subcommand_names(parser)
                     and argv[0] not in ("-h", "--help", "--version")):

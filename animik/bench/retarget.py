@@ -15,16 +15,35 @@
    may be shared or throttled: the table also shows the speed-up a pure-Python CPU loop gets
    on as many processes at the same moment ("machine speed-up"), to read the result against.
 
+4. **The whole command as users run it** (printed right after 1.; ``--command-jobs``,
+   default 2): ``animik retarget DATA --to RIG --out TMP --jobs N -q`` run
+   ``--command-repeat`` times (default 3) in a subprocess, timed from launch to exit:
+   interpreter start, imports, numba cache load, the worker pool, reading, retargeting,
+   writing, everything. Reported: the median wall time, frames/s and frames/s per core
+   (÷ min(N, CPUs)), the CPU seconds of the command and its workers, next to the inner-loop
+   figure of 1. for the same rig, the CPU critical path (the parent's CPU seconds, start-up
+   included, plus the busiest worker's: what the wall time is on an idle machine, for reading
+   the result on a shared one), and a breakdown of the median run from its
+   ``report.json``: start-up (wall time outside the batch, plus the warm-up / pool start),
+   and per phase summed over the clips (seconds of the worker processes): read, build
+   (mapping, alignment, the batched per-frame targets), solve (the per-frame FIK solves),
+   format (BVH text) and write.
+
 Benchmarks print tables; they never fail on speed.
 """
 
 from __future__ import annotations
 
 import argparse
+import json
 import multiprocessing
 import os
 import platform
+import resource
 import shutil
+import statistics
+import subprocess
+import sys
 import tempfile
 import time
 from concurrent.futures import ProcessPoolExecutor
@@ -55,6 +74,12 @@ def add_parser(subparsers) -> argparse.ArgumentParser:
                    help="copies of the data set in the scaling test (default 3)")
     p.add_argument("--scaling-rig", default="body95", help="rig of the scaling test")
     p.add_argument("--no-quality", action="store_true", help="skip the per-clip quality table")
+    p.add_argument("--command-jobs", default="2",
+                   help="--jobs of the whole-command timing (comma-separated; '' skips it)")
+    p.add_argument("--command-repeat", type=_args.count, default=3, metavar="N",
+                   help="runs of the whole command per setting (median reported; default 3)")
+    p.add_argument("--command-rigs", default=None,
+                   help="rigs of the whole-command timing (default: --scaling-rig)")
     p.set_defaults(func=run_cli)
     return p
 
@@ -135,6 +160,100 @@ def scaling(files: list[Path], rig: str, jobs_list: list[int], repeat: int) -> l
     return rows
 
 
+PHASES = ("read", "build", "solve", "format", "write")
+
+
+def command_line(data: str, rig: str, out: str, jobs: int) -> list[str]:
+    """The ``animik retarget`` command the whole-command timing runs (as a user would)."""
+    return [sys.executable, "-m", "animik.cli", "retarget", str(data), "--to", rig, "--out", out,
+            "--jobs", str(jobs), "-q"]
+
+
+def whole_command(data: str, rig: str, jobs: int, repeat: int) -> dict:
+    """Time ``animik retarget`` as users run it, ``repeat`` times in a subprocess.
+
+    Returns:
+        ``{"runs": [...], "median": run}``; each run: ``wall`` (s, launch to exit), ``cpu``
+        (user + system seconds of the command and its workers), ``frames``, ``batch`` (the
+        batch's own seconds), ``warm_up`` (warm-up / pool start inside it), ``phases``
+        (seconds per phase summed over clips), ``failed``, ``load`` (1-min load average
+        before the run).
+
+    Raises:
+        AnimikError: the command failed (exit code other than 0 and 5) or wrote no report.
+    """
+    runs = []
+    env = dict(os.environ)
+    for _ in range(repeat):
+        with tempfile.TemporaryDirectory(prefix="animik-bench-cmd-") as tmp:
+            out = str(Path(tmp) / "out")
+            cmd = command_line(data, rig, out, jobs)
+            load = os.getloadavg()[0]
+            ru0 = resource.getrusage(resource.RUSAGE_CHILDREN)
+            t0 = time.perf_counter()
+            proc = subprocess.run(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
+                                  env=env, check=False)
+            wall = time.perf_counter() - t0
+            ru1 = resource.getrusage(resource.RUSAGE_CHILDREN)
+            report = Path(out) / "report.json"
+            if proc.returncode not in (0, 5) or not report.is_file():
+                raise AnimikError(f"{' '.join(cmd)} exited {proc.returncode}: "
+                                  f"{proc.stderr.decode(errors='replace')[-2000:]}")
+            doc = json.loads(report.read_text(encoding="utf-8"))
+        phases = dict.fromkeys(PHASES, 0.0)
+        per_pid: dict[int, float] = {}
+        for c in doc["clips"]:
+            ph = dict(c.get("phases_s") or {})
+            cpu = ph.pop("cpu", 0.0)
+            if c.get("pid") is not None and c["pid"] != doc.get("pid"):
+                per_pid[c["pid"]] = per_pid.get(c["pid"], 0.0) + cpu
+            for k, v in ph.items():
+                phases[k] = phases.get(k, 0.0) + v
+        # the command's wall time on an idle machine: the parent's CPU (start-up, warm-up and
+        # in-process clips) then the busiest worker's CPU (I/O waits left out)
+        critical = float(doc.get("process_cpu_s", 0.0)) + max(per_pid.values(), default=0.0)
+        runs.append({"wall": wall, "frames": int(doc["frames_retargeted"]),
+                     "cpu": (ru1.ru_utime - ru0.ru_utime) + (ru1.ru_stime - ru0.ru_stime),
+                     "batch": float(doc["seconds"]), "warm_up": float(doc.get("warm_up_s", 0.0)),
+                     "pool": doc.get("pool"), "phases": phases,
+                     "failed": doc["counts"]["failed"], "load": load, "command": cmd,
+                     "critical": critical})
+    walls = [r["wall"] for r in runs]
+    med = runs[walls.index(statistics.median_low(walls))]
+    return {"runs": runs, "median": med}
+
+
+def command_rows(rig: str, jobs: int, timing: dict, inner: float | None) -> tuple[list, list]:
+    """The whole-command table row and the breakdown rows of the median run."""
+    med = timing["median"]
+    cores = max(1, min(jobs, os.cpu_count() or 1))
+    walls = sorted(r["wall"] for r in timing["runs"])
+    fps = med["frames"] / med["wall"]
+    crit = statistics.median(r["critical"] for r in timing["runs"])
+    row = (rig, jobs, med["pool"] or "-", len(timing["runs"]), med["frames"],
+           round(med["wall"], 2), f"{walls[0]:.2f}-{walls[-1]:.2f}", round(fps),
+           round(fps / cores), round(med["cpu"], 2), round(crit, 2),
+           round(med["frames"] / crit / cores) if crit > 0 else "-",
+           round(inner) if inner else "-", round(inner / (fps / cores), 2) if inner else "-",
+           round(med["load"], 2))
+    frames = max(med["frames"], 1)
+    startup = med["wall"] - med["batch"] + med["warm_up"]
+    parts = [("start-up: interpreter, imports, arguments, output (wall)",
+              med["wall"] - med["batch"]),
+             (f"start-up: warm-up / pool start ({med['pool'] or 'in process'}) (wall)",
+              med["warm_up"])]
+    names = {"read": "read (bytes, SHA-256, parse)",
+             "build": "build (mapping, alignment, batched per-frame targets)",
+             "solve": "solve (per-frame FIK, report)", "format": "format (BVH text)",
+             "write": "write (atomic file)"}
+    parts += [(f"{names.get(k, k)} (summed over clips)", v) for k, v in med["phases"].items()]
+    total = sum(sec for _, sec in parts)
+    rows = [(name, round(sec, 3), round(1e6 * sec / frames),
+             round(100 * sec / total, 1) if total > 0 else "-") for name, sec in parts]
+    rows.append(("total start-up (wall)", round(startup, 3), round(1e6 * startup / frames), "-"))
+    return [row], rows
+
+
 def _noop(i: int) -> int:
     time.sleep(0.05)
     return i
@@ -173,7 +292,39 @@ def run_cli(args: argparse.Namespace) -> int:
     speed, quality = speed_and_quality(files, rigs)
     print(format_table(["rig", "clips", "frames", "time s", "frames/s (1 core)", "prep %",
                         "FIK it/frame"], speed,
-                       title="1. speed, one process (mapping + preparation + per-frame FIK)"))
+                       title="1. speed, one process (mapping + preparation + per-frame FIK; "
+                             "the inner loop: no start-up, reading or writing)"))
+    cmd_jobs = [int(j) for j in args.command_jobs.split(",") if j.strip()]
+    cmd_rigs = [r.strip() for r in (args.command_rigs or args.scaling_rig).split(",")
+                if r.strip()]
+    if cmd_jobs:
+        inner = {r[0]: r[4] for r in speed}
+        table, breakdown = [], []
+        for rig in cmd_rigs:
+            for jobs in cmd_jobs:
+                timing = whole_command(args.data, rig, jobs, args.command_repeat)
+                row, parts = command_rows(rig, jobs, timing, inner.get(rig))
+                table += row
+                breakdown.append((rig, jobs, timing, parts))
+        print()
+        print(format_table(["rig", "jobs", "pool", "runs", "frames", "wall s (median)",
+                            "wall s range", "frames/s", "frames/s/core", "CPU s",
+                            "CPU critical path s", "frames/s/core idle machine",
+                            "inner loop frames/s (1.)", "inner / command per core",
+                            "load (1 min)"], table,
+                           title="4. the whole command as users run it (median of the runs; "
+                                 "per core = ÷ min(jobs, CPUs); CPU s = user + system of the "
+                                 "command and its workers; CPU critical path = the parent's CPU "
+                                 "s + the busiest worker's: the wall time on an idle machine, "
+                                 "I/O waits left out — read it when the load is high)"))
+        for rig, jobs, timing, parts in breakdown:
+            cmd = timing["median"]["command"]
+            print("   command: animik " + " ".join("TMP" if i == len(cmd) - 4 else a
+                                                    for i, a in enumerate(cmd) if i >= 3))
+            print(format_table(["phase", "seconds", "us/frame", "% of the parts"], parts,
+                               title=f"   breakdown of the median run onto {rig}, --jobs {jobs} "
+                                     "(phases summed over clips are worker seconds: with N "
+                                     "workers they overlap)"))
     if not args.no_quality:
         for rig in rigs:
             items = [(name, rep, "ok") for r, name, rep, _ in quality if r == rig]

@@ -47,10 +47,19 @@ def _steps():
         z = np.zeros_like(q)
         inverse_dynamics(skel, q, z, z)
 
+    def retarget_fit():
+        from ..retarget._fit_kernels import gn_refine, local_rotations
+
+        eye = np.broadcast_to(np.eye(3), (2, 3, 3)).copy()
+        gn_refine(eye[:1], np.zeros((1, 3)), eye[:1].copy(), np.zeros((1, 3)),
+                  np.zeros((1, 3), dtype=np.bool_), np.ones(1), 1e-3, 1)
+        local_rotations(eye[None], np.array([-1, 0], dtype=np.int64), eye)
+
     return [("kinematics", kinematics), ("FIK, position targets", ik_position("fik")),
             ("FIK, orientation targets", ik_orientation),
             ("FIK fixed step", ik_position("fik_fixed")),
-            ("damped least squares", ik_position("dls")), ("dynamics", dynamics)]
+            ("damped least squares", ik_position("dls")), ("dynamics", dynamics),
+            ("retarget fit", retarget_fit)]
 
 
 def warm_up(progress: Progress | None = None) -> float:

@@ -473,36 +473,60 @@ def desired_positions(al: Alignment, R: np.ndarray, p_hips: np.ndarray,
         (T, k))`` in the virtual world (the hips where asked); ``k`` = the carrier's
         translation DoFs (0 for a fixed root).
     """
-    skel = al.target
-    T, J = R.shape[:2]
-    par = skel.parents
-    trans_rest = np.zeros((J, 3))
-    for k in range(skel.n_dof):
-        if skel.dof_type[k] == TRANSLATION:
-            trans_rest[skel.dof_joint[k]] += skel.dof_axis[k] * skel.rest_q[k]
-    local = skel.offsets + np.einsum("jab,jb->ja", skel.rest_rotations, trans_rest)
-    P = np.empty((T, J, 3))
-    for j in range(J):
-        if par[j] < 0:
-            P[:, j] = local[j]
-        else:
-            P[:, j] = P[:, par[j]] + R[:, par[j]] @ local[j]
-    shift = p_hips - P[:, al.hips_t]
-    base = al.carrier if al.carrier >= 0 else al.hips_t
-    moved = skel.joint_ancestor_mask[:, base]
-    P[:, moved] += shift[:, None, :]
-    tvals = np.zeros((T, 0))
-    if al.carrier >= 0:
-        c = al.carrier
-        ks = [k for k in skel.joint_dofs(c) if skel.dof_type[k] == TRANSLATION]
-        # world displacement of the carrier = R_parent R_rest_c Σ t_k a_k (translations first)
-        Rp = R[:, par[c]] if par[c] >= 0 else np.broadcast_to(np.eye(3), (T, 3, 3))
-        A = Rp @ (skel.rest_rotations[c] @ skel.dof_axis[ks].T)  # (T, 3, k)
-        dt = np.einsum("tka,ta->tk", np.linalg.pinv(A), shift)
-        tvals = skel.rest_q[ks] + dt
-    ss = skel if sites is None else sites
-    S = P[:, ss.site_joint] + np.einsum("tsab,sb->tsa", R[:, ss.site_joint], ss.site_offsets)
-    return P, S, tvals
+    return DesiredFK(al, R, sites).at(p_hips)
+
+
+class DesiredFK:
+    """:func:`desired_positions` of one set of desired rotations for several hips placements:
+    the joint chain and the sites' lever arms do not depend on the hips, so they are computed
+    once (a retarget places the hips twice: for the ground estimate, then for good). ``at``
+    returns exactly what :func:`desired_positions` returns (same operations).
+
+    Args:
+        al, R, sites: as :func:`desired_positions`.
+    """
+
+    def __init__(self, al: Alignment, R: np.ndarray, sites: Skeleton | None = None):
+        skel = al.target
+        T, J = R.shape[:2]
+        par = skel.parents
+        trans_rest = np.zeros((J, 3))
+        for k in range(skel.n_dof):
+            if skel.dof_type[k] == TRANSLATION:
+                trans_rest[skel.dof_joint[k]] += skel.dof_axis[k] * skel.rest_q[k]
+        local = skel.offsets + np.einsum("jab,jb->ja", skel.rest_rotations, trans_rest)
+        P = np.empty((T, J, 3))
+        for j in range(J):
+            if par[j] < 0:
+                P[:, j] = local[j]
+            else:
+                P[:, j] = P[:, par[j]] + R[:, par[j]] @ local[j]
+        ss = skel if sites is None else sites
+        self._al, self._R, self._P, self._site_joint = al, R, P, ss.site_joint
+        self._arms = np.einsum("tsab,sb->tsa", R[:, ss.site_joint], ss.site_offsets)
+
+    def at(self, p_hips: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """``(P (T, J, 3), S (T, S, 3), carrier values (T, k))`` with the hips at ``p_hips``."""
+        al, R = self._al, self._R
+        skel = al.target
+        par = skel.parents
+        T = R.shape[0]
+        P = self._P.copy()
+        shift = p_hips - P[:, al.hips_t]
+        base = al.carrier if al.carrier >= 0 else al.hips_t
+        moved = skel.joint_ancestor_mask[:, base]
+        P[:, moved] += shift[:, None, :]
+        tvals = np.zeros((T, 0))
+        if al.carrier >= 0:
+            c = al.carrier
+            ks = [k for k in skel.joint_dofs(c) if skel.dof_type[k] == TRANSLATION]
+            # world displacement of the carrier = R_parent R_rest_c Σ t_k a_k (translations first)
+            Rp = R[:, par[c]] if par[c] >= 0 else np.broadcast_to(np.eye(3), (T, 3, 3))
+            A = Rp @ (skel.rest_rotations[c] @ skel.dof_axis[ks].T)  # (T, 3, k)
+            dt = np.einsum("tka,ta->tk", np.linalg.pinv(A), shift)
+            tvals = skel.rest_q[ks] + dt
+        S = P[:, self._site_joint] + self._arms
+        return P, S, tvals
 
 
 def reference_pose(al: Alignment, R: np.ndarray, carrier_values: np.ndarray) -> np.ndarray:

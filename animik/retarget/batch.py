@@ -17,10 +17,11 @@ reported (``"status": "failed"`` with the error) and nothing is written for it.
 **Scale-out** (:func:`run_batch`):
 
 * ``jobs=1`` — in this process;
-* ``jobs=N`` — a ``ProcessPoolExecutor`` of N processes (``spawn``: no inherited threads or
-  locks; from a script, call :func:`run_batch` under ``if __name__ == "__main__":``); each
-  process warms up once (imports, loads the target, runs a two-frame retarget so
-  that numba loads its on-disk compile cache) before taking clips;
+* ``jobs=N`` — a ``ProcessPoolExecutor`` of N processes (:func:`pool_context`: ``fork`` of
+  the warmed-up parent on Linux while it runs a single thread, else ``spawn``: from a script,
+  call :func:`run_batch` under ``if __name__ == "__main__":``); each process warms up once
+  (imports, loads the target, runs a two-frame retarget so that numba loads its on-disk
+  compile cache) before taking clips;
 * ``scheduler="tcp://host:8786"`` — a Dask ``distributed`` cluster (``pip install
   distributed``). ``transfer="path"``: workers read inputs and write outputs by path (a
   filesystem shared with the client); ``transfer="bytes"``: the client reads each input and
@@ -51,7 +52,7 @@ from .._version import __version__
 from ..errors import AnimikError, FileFormatError
 from ..ik.tuning import fingerprint
 from ..io._atomic import atomic_write
-from ..io.bvh import loads_bvh, read_bvh
+from ..io.bvh import loads_bvh
 from ..io.gltf_character import loads_character
 from ..motion import Motion
 from ..rigs import load_rig, resolve_rig, rig_from_bytes
@@ -185,21 +186,32 @@ def read_bvh_bytes(name: str, data: bytes) -> Motion:
 
 
 def retarget_motion(motion, name: str, target: TargetSpec, mapping: Mapping[str, Any] | None,
-                    options: Mapping[str, Any], out_format: str = "bvh"
-                    ) -> tuple[bytes, dict[str, Any]]:
+                    options: Mapping[str, Any], out_format: str = "bvh",
+                    timing: dict[str, float] | None = None) -> tuple[bytes, dict[str, Any]]:
     """Retarget one motion; returns the output bytes (``out_format``: see
     :mod:`animik.retarget.output`) and the report dict.
+
+    Args:
+        timing: if given, receives the seconds of each phase: ``build`` (mapping, alignment
+            and the clip's batched per-frame targets, :attr:`Retargeter.setup_seconds`),
+            ``solve`` (the per-frame solves and the report), ``format`` (the BVH text).
 
     Raises:
         AnimikError: an empty motion, unmappable skeleton, bad options.
     """
     if motion.n_frames == 0:
         raise FileFormatError(f"{name}: the motion has no frames")
-    res = Retargeter(motion, target.skeleton(), mapping, **dict(options)).run()
+    t0 = time.perf_counter()
+    rt = Retargeter(motion, target.skeleton(), mapping, **dict(options))
+    t1 = time.perf_counter()
+    res = rt.run()
     result, lift = lift_above_floor(res.motion)  # robots: heels / toes never below the floor
+    t2 = time.perf_counter()
     if out_format == "glb":  # a glTF character target keeps its mesh, skin and materials
         result = result.replace(meta={**result.meta, "clip": Path(name).stem})
     out, extra = encode_clip(result, out_format, target.unit, mesh=target.body())
+    if timing is not None:
+        timing.update(build=t1 - t0, solve=t2 - t1, format=time.perf_counter() - t2)
     rep = res.report.to_dict()
     rep["floor_lift_cm"] = round(100 * lift, 3)
     rep.update(extra)
@@ -219,10 +231,13 @@ def retarget_bytes(name: str, data: bytes, target: TargetSpec, mapping: Mapping[
 
 def _summary(task_input: str, output: str, status: str, settings: str, input_sha: str | None,
              report: dict | None = None, error: BaseException | None = None,
-             seconds: float = 0.0) -> dict[str, Any]:
+             seconds: float = 0.0, phases: Mapping[str, float] | None = None) -> dict[str, Any]:
     out: dict[str, Any] = {"input": task_input, "output": output, "status": status,
                            "settings_hash": settings, "input_sha256": input_sha,
                            "seconds": round(seconds, 4), "report": report}
+    if phases:
+        out["phases_s"] = {k: round(v, 5) for k, v in phases.items()}
+        out["pid"] = os.getpid()
     if error is not None:
         out["error"] = f"{type(error).__name__}: {error}"
         if not isinstance(error, (AnimikError, OSError)):
@@ -239,16 +254,21 @@ def run_clip(task: ClipTask) -> dict[str, Any]:
     """Path transfer: read ``task.input``, write the output BVH and its sidecar; never raises
     for a bad input (returns a ``"failed"`` summary)."""
     t0 = time.perf_counter()
+    c0 = time.process_time()
     sha = None
     try:
         data = Path(task.input).read_bytes()
         sha = _sha256(data)
-        motion = read_bvh(task.input)
+        motion = read_bvh_bytes(task.input, data)
+        phases = {"read": time.perf_counter() - t0}
         out, rep = retarget_motion(motion, task.input, task.target, task.mapping, task.options,
-                                   task.out_format)
+                                   task.out_format, phases)
+        t1 = time.perf_counter()
         atomic_write(task.output, out)
+        phases["write"] = time.perf_counter() - t1  # the sidecar's own write is not counted
+        phases["cpu"] = time.process_time() - c0  # this process's CPU seconds for the clip
         summary = _summary(task.input, task.output, "ok", task.settings, sha, rep,
-                           seconds=time.perf_counter() - t0)
+                           seconds=time.perf_counter() - t0, phases=phases)
         atomic_write(task.sidecar, _sidecar_doc(summary))
         return summary
     except Exception as e:  # noqa: BLE001 - a failed clip is a result, not a crash of the batch
@@ -426,6 +446,15 @@ def run_batch(inputs: Sequence[str | os.PathLike], target: str | os.PathLike | T
             results.append(done)
         else:
             todo.append(t)
+    pool = pool_kind = None
+    t_warm = time.perf_counter()
+    if todo and scheduler is None and executor is None and jobs > 1 and len(todo) > 1:
+        # started before the progress bar: a forked pool needs a parent without threads
+        pool_kind = pool_context().get_start_method()
+        pool = start_pool(min(jobs, len(todo)), spec)
+    elif todo and scheduler is None and executor is None:
+        warm_up(spec)  # so that the first clip's timing is like the others'
+    warm_s = time.perf_counter() - t_warm
     bar = _progress(len(files), progress, stream)
     bar.update(len(results))
     try:
@@ -434,10 +463,11 @@ def run_batch(inputs: Sequence[str | os.PathLike], target: str | os.PathLike | T
                 results += _run_dask(todo, scheduler, transfer, bar)
             elif executor is not None:
                 results += _run_pool(todo, executor, bar)
-            elif jobs > 1 and len(todo) > 1:
-                results += _run_processes(todo, min(jobs, len(todo)), spec, bar)
+            elif pool is not None:
+                with pool:
+                    # longest first: the last clips to finish are short ones (better balance)
+                    results += _run_pool(sorted(todo, key=lambda t: -_size(t.input)), pool, bar)
             else:
-                warm_up(spec)  # so that the first clip's timing is like the others'
                 for t in todo:
                     r = run_clip(t)
                     results.append(r)
@@ -450,11 +480,15 @@ def run_batch(inputs: Sequence[str | os.PathLike], target: str | os.PathLike | T
     frames = sum((r.get("report") or {}).get("frames", 0) for r in results if r["status"] == "ok")
     result = BatchResult(results, settings, out, out / REPORT_NAME, seconds, frames,
                          meta={"target": spec.name, "jobs": jobs, "scheduler": _sched_name(scheduler),
-                               "transfer": transfer if scheduler is not None else "path"})
+                               "transfer": transfer if scheduler is not None else "path",
+                               "pool": pool_kind,
+                               "warm_up_s": round(warm_s, 4)})
     doc = {"format": FORMAT + "-batch", "format_version": FORMAT_VERSION,
            "target": spec.name, "settings_hash": settings, "options": options,
            "mapping": mapping_doc, **result.meta, "seconds": round(seconds, 3),
            "frames_retargeted": frames,
+           # this process: its id and CPU seconds so far (imports and warm-up included)
+           "pid": os.getpid(), "process_cpu_s": round(time.process_time(), 4),
            "counts": {s: result.count(s) for s in ("ok", "skipped", "failed")},
            "clips": results}
     atomic_write(result.report_path, json.dumps(doc, indent=2) + "\n")
@@ -504,11 +538,13 @@ def _run_pool(todo: list[ClipTask], ex: Executor, bar) -> list[dict[str, Any]]:
     return out
 
 
-def _worker_init(parent_pid: int, spec: TargetSpec) -> None:
+def _worker_init(parent_pid: int, spec: TargetSpec, warm: bool = True) -> None:
     """Pool worker set-up: exit as soon as the parent dies (a SIGKILLed ``animik retarget``
-    must not leave workers holding its stderr pipe open for good), then warm up."""
+    must not leave workers holding its stderr pipe open for good), then warm up (``warm``:
+    not needed in a process forked from a warmed-up parent)."""
     watch_parent(parent_pid)
-    warm_up(spec)
+    if warm:
+        warm_up(spec)
 
 
 def watch_parent(parent_pid: int, period_s: float = 0.5) -> threading.Thread:
@@ -527,13 +563,41 @@ def watch_parent(parent_pid: int, period_s: float = 0.5) -> threading.Thread:
     return t
 
 
-def _run_processes(todo: list[ClipTask], jobs: int, spec: TargetSpec, bar) -> list[dict[str, Any]]:
-    ctx = multiprocessing.get_context("spawn")
-    with ProcessPoolExecutor(max_workers=jobs, mp_context=ctx, initializer=_worker_init,
-                             initargs=(os.getpid(), spec)) as ex:
-        # longest first: the last clips to finish are short ones (better balance)
-        order = sorted(todo, key=lambda t: -_size(t.input))
-        return _run_pool(order, ex, bar)
+def pool_context() -> multiprocessing.context.BaseContext:
+    """The start method of local worker processes: ``fork`` where it is safe and cheap, else
+    ``spawn``.
+
+    A spawned worker imports animik and loads numba's compiled kernels again (about a second
+    of CPU each, as much as retargeting a few thousand frames); a forked one inherits them from
+    the warmed-up parent for a few milliseconds. Fork is used only on Linux and only while the
+    parent runs a single Python thread (forking a process with other threads can inherit a
+    lock held by one of them); otherwise ``spawn``.
+    """
+    if sys.platform.startswith("linux") and threading.active_count() == 1 \
+            and "fork" in multiprocessing.get_all_start_methods():
+        return multiprocessing.get_context("fork")
+    return multiprocessing.get_context("spawn")
+
+
+def start_pool(jobs: int, spec: TargetSpec) -> ProcessPoolExecutor:
+    """A pool of ``jobs`` local worker processes for :func:`run_clip` (:func:`pool_context`;
+    a forked pool is warmed up in the parent first, so that every worker inherits the loaded
+    kernels and the target skeleton)."""
+    ctx = pool_context()
+    forked = ctx.get_start_method() == "fork"
+    if forked:
+        warm_up(spec)
+        # A spawned pool runs multiprocessing's resource tracker beside its workers; a forked
+        # one needs none (its semaphores are unlinked at once) but starts it all the same, so
+        # that both kinds of pool leave the same process tree (tests/retarget/
+        # test_batch_orphans.py watches it); it exits with the parent (end of its pipe).
+        from multiprocessing import resource_tracker
+
+        resource_tracker.ensure_running()
+    pool = ProcessPoolExecutor(max_workers=jobs, mp_context=ctx, initializer=_worker_init,
+                               initargs=(os.getpid(), spec, not forked))
+    pool.submit(int)  # a forking pool starts every worker now, before the caller starts threads
+    return pool
 
 
 def _size(path: str) -> int:

@@ -31,6 +31,7 @@ import numpy as np
 
 from ..rotations import axis_angle_to_matrix, matrix_to_euler, matrix_to_rotvec
 from ..skeleton import ROTATION, Skeleton
+from ._fit_kernels import gn_refine, local_rotations
 
 GN_LAMBDA = 1e-3
 GN_ITERATIONS = 4
@@ -139,10 +140,31 @@ def refine(L: np.ndarray, theta: np.ndarray, axes: np.ndarray, prior: np.ndarray
     """Gauss–Newton on ``log(D(θ)ᵀ L)`` per row, pulled towards ``prior`` with
     ``GN_LAMBDA · weight`` along the weakest direction of ``BᵀB`` only.
 
+    The compiled form (:func:`animik.retarget._fit_kernels.gn_refine`) of
+    :func:`refine_numpy`, which is kept as the reference (equal to rounding).
+
     Args:
         L: ``(N, 3, 3)``; theta, prior: ``(N, m)``; axes: ``(N, m, 3)``; free: ``(N, m)`` bool
         (free DoFs are pulled towards their start value); weight: ``(N,)``.
+
+    Returns:
+        ``(N, m)`` angles (rad).
     """
+    return gn_refine(_kernel_arg(L, float), _kernel_arg(theta, float), _kernel_arg(axes, float),
+                     _kernel_arg(prior, float), _kernel_arg(free, np.bool_),
+                     _kernel_arg(weight, float), GN_LAMBDA, GN_ITERATIONS)
+
+
+def _kernel_arg(a: np.ndarray, dtype) -> np.ndarray:
+    """``a`` as a C-contiguous writable array of ``dtype`` (copied only if needed): one numba
+    signature per kernel, the one ``animik warmup`` compiles (a read-only array would be
+    another type and compile again)."""
+    return np.require(a, dtype=dtype, requirements=["C", "W"])
+
+
+def refine_numpy(L: np.ndarray, theta: np.ndarray, axes: np.ndarray, prior: np.ndarray,
+                 free: np.ndarray, weight: np.ndarray) -> np.ndarray:
+    """:func:`refine` in numpy, vectorised over rows (the reference form)."""
     N, m = theta.shape
     lam = GN_LAMBDA * weight
     eye = np.eye(m)
@@ -197,10 +219,17 @@ class PoseFitter:
                                                     np.where(self.limited, hi, 0)), 0.0)
         self.rot = skel.dof_type == ROTATION
         self._parent = np.where(skel.parents < 0, 0, skel.parents)
-        self._rrT = np.ascontiguousarray(np.swapaxes(skel.rest_rotations, -1, -2))
+        self._rrT = np.array(np.swapaxes(skel.rest_rotations, -1, -2), order="C")
+        self._parents64 = np.array(skel.parents, dtype=np.int64)
 
     def local_rotations(self, R_world: np.ndarray) -> np.ndarray:
-        """``(T, J, 3, 3)`` rotations relative to the rest transform: ``R_restᵀ R_parentᵀ R``."""
+        """``(T, J, 3, 3)`` rotations relative to the rest transform: ``R_restᵀ R_parentᵀ R``
+        (compiled: :func:`animik.retarget._fit_kernels.local_rotations`; equal to rounding to
+        :meth:`local_rotations_numpy`)."""
+        return local_rotations(_kernel_arg(R_world, float), self._parents64, self._rrT)
+
+    def local_rotations_numpy(self, R_world: np.ndarray) -> np.ndarray:
+        """:meth:`local_rotations` in numpy (the reference form)."""
         Rp = R_world[:, self._parent]
         Rp[:, self.skeleton.parents < 0] = np.eye(3)
         return self._rrT[None] @ np.swapaxes(Rp, -1, -2) @ R_world

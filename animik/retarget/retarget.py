@@ -411,15 +411,16 @@ class Retargeter:
         p_hips = al.scale * np.asarray(P_src)[:, al.hips_s]
         dz = np.full(R.shape[0], self._dz)
         plane = np.array([-self._dz, 0.0, 0.0])
+        dfk = A.DesiredFK(al, R, self.solve_skeleton)
         if clip and self.options.ground == "clip" and self._foot_k:
-            _, S, _ = A.desired_positions(al, R, p_hips, self.solve_skeleton)
+            _, S, _ = dfk.at(p_hips)
             idx = self._site_idx_target()
             feet = S[:, idx[self._foot_k]] - np.pad(self.h_sole[:, None], ((0, 0), (2, 0)))
             plane = estimate_ground(feet, horizontal_speed(feet, self.fps), self._params)
             dz = -(plane[0] + p_hips[:, :2] @ plane[1:])
         p_hips = p_hips.copy()
         p_hips[:, 2] += dz
-        P, S, tvals = A.desired_positions(al, R, p_hips, self.solve_skeleton)
+        P, S, tvals = dfk.at(p_hips)
         bq = A.reference_pose(al, R, tvals)
         Afix, bfix = A.fixed_root_transform(al, R, p_hips)
         idx = self._site_idx_target()
