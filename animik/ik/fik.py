@@ -53,6 +53,7 @@ import numpy as np
 from ..cache import cached
 from ..errors import OptionError, ShapeError, UnknownNameError, ValueRangeError, names_hint
 from ..kinematics import FKResult, kernel_args
+from ..semantics import stiffness
 from ..skeleton import Skeleton
 from . import _fik_kernels as K
 from . import tuning
@@ -68,7 +69,6 @@ from .options import check_choice, check_real, per_dof
 from .problem import IKProblem, _parse_target
 from .problem import build_problem as build_pins_problem
 from .result import IKResult
-from ..semantics import stiffness
 from .tasks import limits, posture
 from .tuning import FIKTuning, hinf_gain, load_tuning, read_tuning
 
