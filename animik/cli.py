@@ -43,7 +43,8 @@ _COMMAND_MODULES: list[str] = [
     "animik.commands.warmup",
 ]
 _BENCH_MODULES: list[str] = ["animik.bench.ik", "animik.app.bench", "animik.bench.retarget",
-                               "animik.bench.dynamics", "animik.bench.balance"]
+                               "animik.bench.dynamics", "animik.bench.balance",
+                               "animik.bench.posing"]
 
 _EPILOG = """\
 exit codes:
