@@ -232,14 +232,14 @@ def run(rigs: Sequence[str] = ("body95", "fig2"), drags: int = 10, frames: int =
     for rig in rigs:
         skel = load_rig(rig)
         all_drags = make_drags(skel, drags, seed, rig)
-        methods = [("min-norm (before)", lambda d: run_fik(skel, d, frames, False)),
-                   ("natural (default)", lambda d: run_fik(skel, d, frames, True))]
+        methods = [("min-norm (before)", lambda d, sk=skel: run_fik(sk, d, frames, False)),
+                   ("natural (default)", lambda d, sk=skel: run_fik(sk, d, frames, True))]
         tmp = None
         if peers:
             try:
                 tmp = tempfile.TemporaryDirectory()
                 peer = MinkPosture(skel, tmp.name)
-                methods.append((peer.name, lambda d: peer.run(d, frames)))
+                methods.append((peer.name, lambda d, pr=peer: pr.run(d, frames)))
             except ImportError as e:
                 notes.append(f"mink skipped: {e} (pip install 'animik[bench]')")
         run_fik(skel, all_drags[0], 2, True)  # warm-up (JIT)

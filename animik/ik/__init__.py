@@ -138,5 +138,6 @@ def get_solver(name: str):
     return importlib.import_module(module).solve
 
 
-__all__ = ["SOLVERS", "NATURAL_POSING", "NATURAL_POSING_SOLVERS", "IKProblem", "IKResult", "ProblemWorkspace", "build_problem", "get_solver",
+__all__ = ["SOLVERS", "NATURAL_POSING", "NATURAL_POSING_SOLVERS",
+           "IKProblem", "IKResult", "ProblemWorkspace", "build_problem", "get_solver",
            "prepare_ik", "prepare_problem", "solve_ik", "solve_problem", "split_task_args"]
