@@ -129,7 +129,7 @@ DEFAULTS: dict[str, Any] = {
 PIN_DAMPING = 0.1
 #: With ``dof_gains="regions"``: iterations of the first stage (root and trunk held, the limbs
 #: alone) before the trunk is allowed to join (:func:`_execute`).
-LIMB_STAGE_ITERATIONS = 12
+LIMB_STAGE_ITERATIONS = 20
 #: ... and only for a posing problem: at most this many targeted (not pinned) sites and no
 #: point task. A problem that targets many sites (a whole pose, a retargeted frame) moves the
 #: root and trunk anyway; the first stage would only cost iterations there.
@@ -811,15 +811,21 @@ def _execute(c: _Context, problem: IKProblem, q: np.ndarray, state: FIKState | N
         r = _execute_stage(c, problem, q, state, fp, ip, task, ref_q, ref_w, want_frames, s.v)
     else:
         fp1, ip1 = fp.copy(), ip.copy()
-        ip1[K.I_MAXIT] = min(LIMB_STAGE_ITERATIONS, max_it)
+        ip1[K.I_MAXIT] = min(LIMB_STAGE_ITERATIONS, max(1, max_it // 2))
         r = _execute_stage(c, problem, q, state, fp1, ip1, task, ref_q, ref_w, want_frames,
                            s.v_limbs)
-        if not r.converged and r.iterations < max_it:
-            ip[K.I_MAXIT] = max_it - r.iterations
-            r2 = _execute_stage(c, problem, r.q.copy(), r.state, fp, ip, task, ref_q, ref_w,
-                                want_frames, s.v)
-            r = replace(r2, iterations=r.iterations + r2.iterations, _trunk_joined=True)
-    if s.hard_pins and problem.pinned.any() and not problem.tasks:
+        if not r.converged:
+            r = replace(r, _trunk_joined=True)
+            if r.iterations < max_it:
+                ip[K.I_MAXIT] = max_it - r.iterations
+                r2 = _execute_stage(c, problem, r.q.copy(), r.state, fp, ip, task, ref_q,
+                                    ref_w, want_frames, s.v)
+                r = replace(r2, iterations=r.iterations + r2.iterations, _trunk_joined=True)
+    # restoration (a second, pins-only solve) where pins can have drifted: a target out of
+    # reach, or natural posing's second stage (the root and trunk moved); elsewhere the hard
+    # rows keep them within the loop's tolerance at no extra cost
+    if s.hard_pins and (not r.converged or r._trunk_joined) and problem.pinned.any() \
+            and not problem.tasks:
         r = _restore_pins(c, problem, task, r, tol_pin, want_frames)
     return r
 
