@@ -792,7 +792,7 @@ def _solve(problem: IKProblem, q0: np.ndarray, options: Mapping[str, Any], form:
 
 def _execute(c: _Context, problem: IKProblem, q: np.ndarray, state: FIKState | None,
              fp: np.ndarray, ip: np.ndarray, task: tuple, ref_q: np.ndarray, ref_w: np.ndarray,
-             want_frames: bool, limbs_first: bool = True) -> IKResult:
+             want_frames: bool) -> IKResult:
     """Run the solve; with ``dof_gains="regions"`` in two stages.
 
     Natural posing (a problem with at most :data:`LIMB_STAGE_MAX_TARGETS` targets): the limbs
@@ -806,7 +806,7 @@ def _execute(c: _Context, problem: IKProblem, q: np.ndarray, state: FIKState | N
     s = c.s
     max_it = int(ip[K.I_MAXIT])
     tol_pin = s.tol_pin
-    if s.v_limbs is None or max_it == 0 or problem.tasks or not limbs_first \
+    if s.v_limbs is None or max_it == 0 or problem.tasks \
             or int((~problem.pinned).sum()) > LIMB_STAGE_MAX_TARGETS:
         r = _execute_stage(c, problem, q, state, fp, ip, task, ref_q, ref_w, want_frames, s.v)
     else:
@@ -1085,8 +1085,6 @@ class PreparedFIK:
                 raise ValueRangeError("reference task has no DoF with a positive weight")
             self._ref_w_frame = np.ascontiguousarray(g * w)
         self._ref_q = np.empty(c.n)
-        self._last_ref: np.ndarray | None = None
-        self._trunk_joined = False
 
     @property
     def positions(self) -> np.ndarray:
@@ -1170,21 +1168,7 @@ class PreparedFIK:
             ref_q, ref_w = self._ref_q, self._ref_w_frame
             ip[K.I_REF] = 1
             ip[K.I_WAITNULL] = 1
-        # natural posing: once the trunk had to join during a drag (the limbs alone could not
-        # follow), later frames of the same drag skip the limbs-only stage; a new drag (no
-        # state, or another reference pose) tries the limbs first again
-        if state is None or self._last_ref is None:
-            new_drag = True
-        else:
-            new_drag = reference is not None and not np.array_equal(self._ref_q, self._last_ref)
-        if new_drag:
-            self._trunk_joined = False
-            if reference is not None or s.ref_start:
-                self._last_ref = self._ref_q.copy()
-        result = _execute(c, self.problem, q, state, fp, ip, self._task, ref_q, ref_w, True,
-                          limbs_first=not self._trunk_joined)
-        if result._trunk_joined:
-            self._trunk_joined = True
+        result = _execute(c, self.problem, q, state, fp, ip, self._task, ref_q, ref_w, True)
         self._state = result.state
         return result
 
