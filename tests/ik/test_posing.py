@@ -83,3 +83,17 @@ def test_regions_from_topology_and_roles():
     names = {skel.dof_names[i].split("_")[0] + "_" + skel.dof_names[i].split("_")[1]
              for i in np.flatnonzero(arm)}
     assert "l_clavicle" in names and "l_wrist" in names and not any("lumbar" in n for n in names)
+
+
+def test_bench_posing_runs_and_reports_every_effector():
+    from animik.bench.posing import run, table
+
+    rows, _ = run(["fig2"], drags=1, frames=2, seed=0, peers=False)
+    assert {(r.group, r.method) for r in rows} >= {("hands", "natural (default)"),
+                                                   ("feet", "min-norm (before)"),
+                                                   ("head", "natural (default)")}
+    for r in rows:
+        for drag, o in r.outcomes:
+            assert drag.pins and drag.site not in drag.pins
+            assert np.isfinite([o.reach, o.untouched, o.pins, o.rms_deg]).all()
+    assert "goal met" in table(rows)
