@@ -44,7 +44,7 @@ _COMMAND_MODULES: list[str] = [
 ]
 _BENCH_MODULES: list[str] = ["animik.bench.ik", "animik.app.bench", "animik.bench.retarget",
                                "animik.bench.dynamics", "animik.bench.balance",
-                               "animik.bench.fidelity"]
+                               "animik.bench.fidelity", "animik.bench.posing"]
 
 _EPILOG = """\
 exit codes:

@@ -9,7 +9,10 @@ Mouse:
                           (hold X, Y or Z to move along that world axis only; hold Shift to
                           move along the dominant axis of the motion so far)
     left on a ring        (selected 6-D target) turn the target about that axis
-    left on a joint/bone  select the joint (its DoFs appear in the Joint panel)
+    left on a gizmo ring  (selected joint) turn that DoF (FK, within its limits, undoable)
+    left on a gizmo arrow (selected root) move the root along that axis
+    left on a joint/bone  select the joint (its DoFs appear in the Joint panel, the Skeleton
+                          tree scrolls to it, its rotate gizmo appears)
     left on background    drag: orbit; click: clear the selection
     middle drag           orbit (Shift + middle: pan)
     right drag            pan; right click on a handle: its context menu
@@ -35,11 +38,12 @@ from __future__ import annotations
 import numpy as np
 
 from . import edits, framing, modes, timeline
+from . import gizmo as G
 from . import keys as K
 from .documents import save
 from .geometry import view_geometry
 from .instances import ViewGeometry
-from .picking import pick_handle, pick_joint, pick_ring
+from .picking import pick_gizmo, pick_handle, pick_joint, pick_ring
 from .state import FREE, PINNED, TARGET, AppState, Drag
 
 CLICK_PX = 4.0  # a press and release closer than this is a click, not a drag
@@ -104,9 +108,11 @@ class ViewportController:
         px, py = self.to_view(x, y)
         g = self.geometry()
         s.hover_ring = pick_ring(s, g, px, py)
-        s.hover_site = None if s.hover_ring is not None else pick_handle(s, g, px, py)
+        s.hover_gizmo = None if s.hover_ring is not None else pick_gizmo(s, g, px, py)
+        s.hover_site = None if s.hover_ring is not None or s.hover_gizmo is not None \
+            else pick_handle(s, g, px, py)
         s.hover_joint = None
-        if s.hover_site is None and s.hover_ring is None:
+        if s.hover_site is None and s.hover_ring is None and s.hover_gizmo is None:
             s.hover_joint = pick_joint(s, g, px, py)
 
     def on_mouse_press(self, x, y, button, modifiers):
@@ -126,6 +132,10 @@ class ViewportController:
             ring = pick_ring(s, g, px, py)
             if ring is not None:
                 self._start_rotate(g, ring, px, py)
+                return
+            gz = pick_gizmo(s, g, px, py)
+            if gz is not None:
+                self._start_gizmo(g, gz, px, py)
                 return
             site = pick_handle(s, g, px, py)
             if site is not None:
@@ -160,6 +170,8 @@ class ViewportController:
                 self._move(px, py, modifiers)
         elif self.mode == "rotate" and s.drag is not None:
             self._rotate(px, py)
+        elif self.mode == "gizmo" and s.drag is not None:
+            self._gizmo_drag(px, py)
         elif self.mode == "mode":
             modes.current(s).on_mouse_drag(s, px, py, modifiers)
 
@@ -180,8 +192,15 @@ class ViewportController:
                 keyed = timeline.auto_key(s, site=d.site)
                 edits.commit(s, f"{'drag' if d.kind == 'move' else 'rotate'} {d.site}"
                                   + (" + key" if keyed else ""))
+        elif mode == "gizmo" and s.drag is not None:
+            d, s.drag = s.drag, None
+            if d.moved:
+                keyed = timeline.auto_key(s, joints=[d.site])
+                edits.commit(s, f"{'rotate' if d.kind == 'dof' else 'move'} "
+                                f"{s.skeleton.dof_names[d.axis]}" + (" + key" if keyed else ""))
         elif mode == "click":
             s.selected_joint = self.press_joint
+            s.scroll_tree_to = self.press_joint  # the Skeleton tree shows it (once)
             s.selected_site = None
             s.selected_key = None
         elif mode == "rclick" and self.press_site is not None:
@@ -238,6 +257,54 @@ class ViewportController:
             if sym in self.state.keys_down:
                 return k
         return None
+
+    def _start_gizmo(self, g: ViewGeometry, hit: tuple[str, int], px: float, py: float) -> None:
+        """Press on a ring (turn that DoF) or an arrow (move the root along it)."""
+        s = self.state
+        timeline.pause(s)
+        gz = g.gizmo
+        kind, k = hit
+        if kind == "ring":
+            dof, axis = int(gz.ring_dofs[k]), gz.ring_axes[k].copy()
+            start = self._gizmo_angle(gz.centre, axis, px, py)
+            drag_kind = "dof"
+        else:
+            dof, axis = int(gz.arrow_dofs[k]), gz.arrow_axes[k].copy()
+            o, d = s.camera.ray(px, py)
+            start = float(np.dot(closest_on_line(o, d, gz.centre, axis) - gz.centre, axis))
+            drag_kind = "root"
+        s.drag = Drag(drag_kind, s.skeleton.joint_names[gz.joint], s.doc, gz.centre.copy(), axis,
+                      np.zeros(3), axis=dof, start_angle=start,
+                      start_value=float(s.doc.q[dof]))
+        self.mode = "gizmo"
+
+    def _gizmo_angle(self, centre: np.ndarray, axis: np.ndarray, px: float, py: float) -> float:
+        """Angle of the cursor around a gizmo ring's axis (its plane, or the screen edge-on)."""
+        cam = self.state.camera
+        if abs(float(np.dot(axis, cam.forward))) > G.EDGE_ON:
+            o, d = cam.ray(px, py)
+            hit = G.ray_plane_angle(o, d, centre, axis)
+            if hit is not None:
+                return hit[2]
+        return G.screen_angle(cam.project(centre), px, py, axis, cam.forward)
+
+    def _gizmo_drag(self, px: float, py: float) -> None:
+        s = self.state
+        d = s.drag
+        k = d.axis
+        skel = s.skeleton
+        if d.kind == "dof":
+            ang = self._gizmo_angle(d.start_position, d.plane_normal, px, py)
+            value = G.dragged_value(d.start_value, d.start_angle, ang, skel.lower[k], skel.upper[k])
+        else:
+            o, r = s.camera.ray(px, py)
+            p = closest_on_line(o, r, d.start_position, d.plane_normal)
+            along = float(np.dot(p - d.start_position, d.plane_normal))
+            value = float(np.clip(d.start_value + along - d.start_angle, skel.lower[k],
+                                  skel.upper[k]))
+        if value != float(s.doc.q[k]):
+            edits.set_dof(s, k, value)
+            d.moved = True
 
     def _start_rotate(self, g: ViewGeometry, ring: int, px: float, py: float) -> None:
         s = self.state

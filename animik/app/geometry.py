@@ -16,7 +16,7 @@ import numpy as np
 from ..cache import cached
 from ..kinematics import forward_kinematics
 from ..skeleton import Skeleton
-from . import modes, physics
+from . import gizmo, modes, physics
 from .instances import (
     ViewGeometry,
     cylinder_instances,
@@ -207,6 +207,35 @@ def build_view(state: AppState) -> ViewGeometry:
         tips = fk.site_positions[i] + 0.45 * ring_radius * fk.site_rotations[i].T
         ov_cyl.append(cylinder_instances(np.tile(fk.site_positions[i], (3, 1)), tips,
                                          0.025 * ring_radius, cols * [0.7, 0.7, 0.7, 0.8]))
+    gz = None
+    gz_radius = 0.0
+    # the joint gizmo: rotate rings of the selected joint (translate arrows on the root), hidden
+    # while a handle is dragged and under a 6-D target's rings
+    sel_j = state.selected_joint
+    drag = state.drag
+    if (sel_j is not None and 0 <= sel_j < skel.n_joints and ring_centre is None
+            and (drag is None or drag.kind in ("dof", "root"))):
+        gz = gizmo.joint_gizmo(skel, state.doc.q, fk.joint_positions, sel_j)
+        gz_radius = gizmo.RING_PX * cam.pixel_size_at(gz.centre)
+        frames, cols = [], []
+        hov = state.hover_gizmo
+        for k, ax in enumerate(gz.ring_axes):
+            u, v = gizmo.ring_basis(ax)
+            frames.append(np.stack([u, v, ax], axis=1))
+            c = np.array(gizmo.axis_colour(ax), np.float32)
+            if hov == ("ring", k):
+                c[:3] = np.minimum(c[:3] + 0.35, 1.0)
+            cols.append(c)
+        if frames:
+            ov_tori = framed_instances(np.tile(gz.centre, (len(frames), 1)), np.array(frames),
+                                       gz_radius, np.array(cols, np.float32))
+        for k, ax in enumerate(gz.arrow_axes):
+            c = np.array(gizmo.axis_colour(ax), np.float32)
+            if hov == ("arrow", k):
+                c[:3] = np.minimum(c[:3] + 0.35, 1.0)
+            tip = gz.centre + gizmo.ARROW_PX / gizmo.RING_PX * gz_radius * ax
+            ov_cyl.append(cylinder_instances(gz.centre[None], tip[None], 0.035 * gz_radius, c))
+            ov_spheres = np.concatenate([ov_spheres, sphere_instances(tip[None], 0.09 * gz_radius, c)])
     geom = ViewGeometry(
         spheres=spheres, cylinders=cylinders, free_spheres=free_spheres,
         overlay_spheres=ov_spheres, overlay_cubes=ov_cubes,
@@ -214,7 +243,8 @@ def build_view(state: AppState) -> ViewGeometry:
         joint_radius=joint_r, bone_radius=bone_r,
         handle_sites=np.arange(S), handle_pos=hpos,
         handle_radius=np.maximum(hrad, 7.0 * px),  # picking: at least 7 px
-        ring_centre=ring_centre, ring_axes=ring_axes, ring_radius=ring_radius)
+        ring_centre=ring_centre, ring_axes=ring_axes, ring_radius=ring_radius,
+        gizmo=gz, gizmo_radius=gz_radius)
     geom = modes.current(state).decorate_view(state, geom)
     # the physics overlay (COM, support polygon, ZMP, force) is drawn in every mode
     return physics.decorate_view(state, geom)
@@ -227,7 +257,8 @@ def view_key(state: AppState) -> tuple:
     cam = state.camera
     return (state.doc, cam.yaw, cam.pitch, cam.distance, tuple(np.asarray(cam.target, float)),
             cam.fovy, cam.width, cam.height, state.selected_site, state.selected_joint, state.hover_site,
-            state.hover_joint, state.hover_ring, state.handle_px,
+            state.hover_joint, state.hover_ring, state.hover_gizmo, state.handle_px,
+            None if state.drag is None else state.drag.kind,
             modes.current(state).view_key(state), physics.view_key(state))
 
 

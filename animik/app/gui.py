@@ -20,6 +20,7 @@ from . import keys as K
 from .controller import ViewportController
 from .geometry import view_geometry
 from .imgui_input import ImguiInput
+from .picking import hover_label
 from .render.imgui_renderer import ImguiRenderer
 from .render.png import read_framebuffer, write_png
 from .render.scene_renderer import SceneRenderer
@@ -144,9 +145,26 @@ class GuiApp:
         self.controller.on_mouse_motion(x, y, dx, dy)
 
     def on_mouse_press(self, x, y, button, modifiers):
+        stale_pos = tuple(imgui.get_io().mouse_pos)  # the cursor the last frame saw
         self.input.on_mouse_press(x, y, button, modifiers)
-        if not self._imgui_wants_mouse():
+        if not self._imgui_wants_mouse() or self._fresh_press_in_view(x, y, stale_pos):
             self.controller.on_mouse_press(x, y, button, modifiers)
+
+    def _fresh_press_in_view(self, x, y, stale_pos) -> bool:
+        """A press at a cursor position no frame has seen yet (moved there and clicked within
+        one frame, as xdotool or a quick hand does) inside the 3-D view goes to the view.
+
+        ``want_capture_mouse`` is computed by the last frame for the last frame's cursor: after
+        a move from a panel into the view it still says "the UI wants the mouse", and a quick
+        click would be lost. Popups and an active widget still take the press.
+        """
+        cx, cy = float(x), float(self.state.window_size[1] - y)
+        if abs(stale_pos[0] - cx) <= 0.5 and abs(stale_pos[1] - cy) <= 0.5:
+            return False
+        if imgui.is_any_item_active() or imgui.is_popup_open(
+                "", imgui.PopupFlags_.any_popup_id):
+            return False
+        return self.controller.in_view(x, y)
 
     def on_mouse_drag(self, x, y, dx, dy, buttons, modifiers):
         self.input.on_mouse_drag(x, y, dx, dy, buttons, modifiers)
@@ -219,6 +237,16 @@ class GuiApp:
         draw_help_window(s)
         draw_messages(s)
         draw_view_hint(s)
+        self._hover_tooltip()
+
+    def _hover_tooltip(self) -> None:
+        """The name of the handle, gizmo ring / arrow or joint under the cursor."""
+        s = self.state
+        if s.drag is not None or self.controller.mode is not None or self._imgui_wants_mouse():
+            return
+        text = hover_label(s)
+        if text:
+            imgui.set_tooltip(text)
 
     def canvas(self):
         """The framebuffer the app draws into (kept between frames, so unchanged panels need

@@ -10,6 +10,7 @@ per-axis scale), the translation, and an RGBA colour. The unit primitives are a 
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 
@@ -45,6 +46,8 @@ class ViewGeometry:
     ring_centre: np.ndarray | None = None
     ring_axes: np.ndarray | None = None
     ring_radius: float = 0.0
+    gizmo: Any = None  # animik.app.gizmo.JointGizmo of the selected joint, or None
+    gizmo_radius: float = 0.0  # m: ring radius of the joint gizmo (and arrow length / 1.3)
 
 
 def _rgba(c, n: int) -> np.ndarray:

@@ -9,12 +9,16 @@ from __future__ import annotations
 
 import numpy as np
 
+from . import gizmo as G
 from .camera import OrbitCamera
 from .geometry import RING_SAMPLES, ViewGeometry, bone_segments
 from .state import AppState
 
 HANDLE_SLACK = 1.25  # pick handles a little outside their drawn radius
 RING_PICK_PX = 7.0
+#: A handle whose site hangs below another hit handle's joint (a fingertip under the hand) is
+#: only picked over it when the two are this far apart on screen (zoomed in), px.
+SEPARATE_PX = 60.0
 
 
 def ray_spheres(origin: np.ndarray, direction: np.ndarray, centres: np.ndarray,
@@ -67,10 +71,99 @@ def pick_handle(state: AppState, geom: ViewGeometry, px: float, py: float) -> st
         return None
     # Handles have a constant screen size and overlap on the hands: the one whose centre is
     # nearest the cursor on screen wins; the nearest along the ray breaks ties (within 1 px).
-    scr = np.linalg.norm(state.camera.project(geom.handle_pos[hit])[:, :2] - [px, py], axis=1)
-    order = np.lexsort((t[hit], np.floor(scr)))
-    i = int(hit[order[0]])
+    proj = state.camera.project(geom.handle_pos)[:, :2]
+    # a fingertip under the cursor gives way to its hand unless they are apart on screen
+    up = promote_to_parents(state.skeleton, geom.handle_sites, proj)
+    cand = np.unique(up[hit])
+    scr = np.linalg.norm(proj[cand] - [px, py], axis=1)
+    tc = np.where(np.isfinite(t[cand]), t[cand], np.max(t[hit]))
+    order = np.lexsort((tc, np.floor(scr)))
+    i = int(cand[order[0]])
     return state.skeleton.site_names[int(geom.handle_sites[i])]
+
+
+def promote_to_parents(skel, sites: np.ndarray, screen: np.ndarray,
+                       separate_px: float = SEPARATE_PX) -> np.ndarray:
+    """``(N,)`` for each handle (``sites``, projected at ``screen (N, 2)`` px) the handle that
+    a press on it picks: itself, or the nearest handle of an ancestor site (a fingertip's
+    hand) that is closer than ``separate_px`` on screen — at normal zoom "the hand" wins over
+    its fingertips, zoomed in the fingertips are picked one by one (screen-size-aware)."""
+    sj = np.asarray(skel.site_joint)[np.asarray(sites, dtype=np.int64)]
+    out = np.arange(len(sj))
+    for a in range(len(sj)):
+        anc = set()
+        j = int(skel.parents[int(sj[a])])
+        while j >= 0:
+            anc.add(j)
+            j = int(skel.parents[j])
+        best, best_d = a, separate_px
+        for b in range(len(sj)):
+            if b != a and int(sj[b]) in anc:
+                d = float(np.linalg.norm(screen[a] - screen[b]))
+                if d < best_d:
+                    best, best_d = b, d
+        out[a] = best
+    return out
+
+
+def hover_label(state: AppState) -> str | None:
+    """The name shown in a tooltip for what the cursor is over: a handle's site, a gizmo's DoF
+    (with the drag it does), a joint; None over the background."""
+    skel = state.skeleton
+    if state.hover_site is not None:
+        return state.hover_site
+    gz = state.hover_gizmo
+    if gz is not None and state.view_cache is not None:
+        g = state.view_cache.geometry.gizmo
+        if g is not None:
+            kind, k = gz
+            if kind == "ring" and k < len(g.ring_dofs):
+                return f"{skel.dof_names[int(g.ring_dofs[k])]}: drag to turn"
+            if kind == "arrow" and k < len(g.arrow_dofs):
+                return f"{skel.dof_names[int(g.arrow_dofs[k])]}: drag to move"
+    if state.hover_ring is not None:
+        return f"turn the target about its {'xyz'[state.hover_ring]} axis"
+    if state.hover_joint is not None and 0 <= state.hover_joint < skel.n_joints:
+        return skel.joint_names[state.hover_joint]
+    return None
+
+
+def pick_gizmo(state: AppState, geom: ViewGeometry, px: float, py: float) -> tuple[str, int] | None:
+    """``("ring", k)`` or ``("arrow", k)`` of the joint gizmo under ``(px, py)``, or None.
+
+    A ring seen from the front is hit by the ray–ring test (within :data:`gizmo.RING_PICK_PX`
+    converted at its depth); a ring seen edge-on, and the arrows, by their screen distance.
+    """
+    gz = geom.gizmo
+    if gz is None:
+        return None
+    cam: OrbitCamera = state.camera
+    o, d = cam.ray(px, py)
+    pix = cam.pixel_size_at(gz.centre)
+    best, best_d = None, np.inf
+    for k, ax in enumerate(gz.ring_axes):
+        if abs(float(np.dot(ax, cam.forward))) > G.EDGE_ON:
+            t = G.ray_ring(o, d, gz.centre, ax, geom.gizmo_radius, G.RING_PICK_PX * pix)
+            if t is None:
+                continue
+            hit = G.ray_plane_angle(o, d, gz.centre, ax)
+            dist = abs(hit[1] - geom.gizmo_radius) / pix
+        else:
+            scr = cam.project(G.ring_points(gz.centre, ax, geom.gizmo_radius))
+            if not np.all(np.isfinite(scr[:, 2])):
+                continue
+            dist = G.polyline_distance(scr[:, :2], np.array([px, py]))
+            if dist > G.RING_PICK_PX:
+                continue
+        if dist < best_d:
+            best, best_d = ("ring", k), dist
+    for k, ax in enumerate(gz.arrow_axes):
+        tip = gz.centre + G.ARROW_PX / G.RING_PX * geom.gizmo_radius * ax
+        scr = cam.project(np.array([gz.centre + 0.25 * (tip - gz.centre), tip]))
+        dist = G.polyline_distance(scr[:, :2], np.array([px, py]))
+        if dist <= G.ARROW_PICK_PX and dist < best_d:
+            best, best_d = ("arrow", k), dist
+    return best
 
 
 def pick_joint(state: AppState, geom: ViewGeometry, px: float, py: float) -> int | None:

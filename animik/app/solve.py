@@ -20,7 +20,7 @@ from typing import Any
 
 import numpy as np
 
-from ..ik import SOLVERS, build_problem, prepare_problem
+from ..ik import NATURAL_POSING, NATURAL_POSING_SOLVERS, SOLVERS, build_problem, prepare_problem
 from .edits import USER_ERRORS, describe
 from .state import AppState, Effector, IKCache, SolverSettings
 
@@ -55,12 +55,18 @@ def solver_defaults(name: str) -> dict[str, Any]:
     for k in ("state", "callback", "max_iterations"):
         d.pop(k, None)
     d.update({k: v for k, v in APP_TOLERANCES.items() if k in d})
+    if name in NATURAL_POSING_SOLVERS:
+        d.update(NATURAL_POSING)
     return d
 
 
 def solver_options(settings: SolverSettings) -> dict[str, Any]:
-    """The keyword options the app passes to the solver: the user's, over the app defaults."""
+    """The keyword options the app passes to the solver: the user's, over the app defaults
+    (natural posing for FIK, as :func:`animik.solve_ik`: per-region stiffness, hard pins, the
+    drag's start pose as the null-space reference — passed per frame by :func:`step_ik`)."""
     opts = dict(APP_TOLERANCES)
+    if settings.name in NATURAL_POSING_SOLVERS:
+        opts.update(NATURAL_POSING)
     opts.update(settings.current)
     return opts
 
@@ -107,8 +113,15 @@ def step_ik(state: AppState) -> None:
         # order of its targets): positions in one array, rotations only for oriented targets
         positions = np.array([e.position for e in effs])
         rotations = {e.site: (e.position, e.rotation) for e in effs if e.rotation is not None}
+        # natural posing: while a handle is dragged, the pose at the press is the null-space
+        # reference (untouched parts stay where they were for the whole drag)
+        reference = None
+        if (state.drag is not None and doc.solver.name in NATURAL_POSING_SOLVERS
+                and isinstance(ik.options.get("reference"), str)):
+            reference = state.drag.start_doc.q
         result = ik.solve(doc.q, positions=positions, targets=rotations or None,
-                          state=cache.solver_state, max_iterations=int(doc.solver.iterations))
+                          state=cache.solver_state, max_iterations=int(doc.solver.iterations),
+                          reference=reference)
     except Exception as e:  # a solver bug must not take the user's scene down with it
         if not isinstance(e, USER_ERRORS):
             import traceback

@@ -48,8 +48,10 @@ class Drag:
     """A handle drag in progress (one undoable edit from press to release).
 
     Attributes:
-        kind: ``"move"`` (translate the target) or ``"rotate"`` (turn a 6-D target on a ring).
-        site: the dragged effector's site.
+        kind: ``"move"`` (translate the target), ``"rotate"`` (turn a 6-D target on a ring),
+            ``"dof"`` (turn the selected joint's DoF ``axis`` on its gizmo ring) or ``"root"``
+            (move the root's translational DoF ``axis`` along its gizmo arrow).
+        site: the dragged effector's site (gizmo drags: the joint's name).
         start_doc: the document when the drag began (Esc restores it).
         start_position: ``(3,)`` target position at the press.
         plane_normal: ``(3,)`` normal of the drag plane (the view direction at the press).
@@ -69,6 +71,7 @@ class Drag:
     start_rotation: np.ndarray | None = None
     start_angle: float = 0.0
     moved: bool = False
+    start_value: float = 0.0  # the DoF's value at the press ("dof" / "root" gizmo drags)
 
 
 @dataclass
@@ -210,6 +213,8 @@ class AppState:
     hover_site: str | None = None
     hover_joint: int | None = None
     hover_ring: int | None = None
+    hover_gizmo: tuple[str, int] | None = None  # ("ring" | "arrow", index) of the joint gizmo
+    scroll_tree_to: int | None = None  # joint the Skeleton tree scrolls to (once), from a view click
     drag: Drag | None = None
     keys_down: set[int] = field(default_factory=set)
     scene_path: Path | None = None

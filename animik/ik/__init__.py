@@ -33,6 +33,14 @@ SOLVERS: dict[str, str] = {
 }
 
 
+#: solve_ik's natural-posing defaults for FIK (docs/fik.md §12): per-region stiffness
+#: (:mod:`animik.semantics.stiffness`: limbs move, the trunk and root join only when needed) and
+#: the start pose as the null-space reference (untouched DoFs stay where they were). Pass
+#: ``dof_gains=None, reference=None`` for the plain minimum-norm step.
+NATURAL_POSING: dict[str, Any] = {"dof_gains": "regions", "reference": "start", "limits": False}
+NATURAL_POSING_SOLVERS = ("fik", "fik_fixed")
+
+
 def solve_ik(
     skel: Skeleton,
     q0: np.ndarray,
@@ -57,7 +65,9 @@ def solve_ik(
             ground projection for 2 numbers (weight ``weights["com"]``, result
             ``error["com"]``); ``tasks=[Task, ...]``; ``pin_rotation``; and solver options
             (tolerances, iteration cap, gains, null-space terms, ``state`` from the previous
-            frame...), see each solver module.
+            frame...), see each solver module. FIK's defaults here are natural posing
+            (:data:`NATURAL_POSING`); pins are hard (strictly before the targets) unless
+            ``hard_pins=False``.
 
     Returns:
         :class:`IKResult`; ``converged=False`` (never an exception) when targets are unreachable.
@@ -69,6 +79,9 @@ def solve_ik(
             the wrong kind.
     """
     pinned = _check_arguments(solver, weights, pinned, options)
+    if solver in NATURAL_POSING_SOLVERS:
+        for key, val in NATURAL_POSING.items():
+            options.setdefault(key, val)
     problem = build_problem(skel, q0, targets, weights=weights, pinned=pinned,
                             pin_rotation=bool(options.pop("pin_rotation", False)),
                             tasks=options.pop("tasks", ()), **split_task_args(options))
@@ -125,5 +138,6 @@ def get_solver(name: str):
     return importlib.import_module(module).solve
 
 
-__all__ = ["SOLVERS", "IKProblem", "IKResult", "ProblemWorkspace", "build_problem", "get_solver",
+__all__ = ["SOLVERS", "NATURAL_POSING", "NATURAL_POSING_SOLVERS",
+           "IKProblem", "IKResult", "ProblemWorkspace", "build_problem", "get_solver",
            "prepare_ik", "prepare_problem", "solve_ik", "solve_problem", "split_task_args"]

@@ -72,7 +72,7 @@ def evaluate(q, model, task, struct, work, e, jt, se):
     ``se (k, 2)`` receives the position (m) and angle (rad) error of every targeted site.
     """
     par, off, rr, ds, dt, dax, sj, so, sr, sel, mask = model
-    ref_p, ref_R, rows, weights, rstart, xb = task
+    ref_p, ref_R, rows, weights, rstart, xb = task[:6]
     r0, r1, site_of_row, rs1 = struct
     Rw, pw, wax, wpt, sR, sp = work
     fk_one(q, par, off, rr, ds, dt, dax, Rw, pw, wax, wpt)
@@ -316,8 +316,15 @@ def chol_solve(L, b, out):
 
 
 @nb.njit(**_JIT)
-def _refresh(gain, jt, veff, r0, r1, fp, L, Pm, scal):
-    """Recompute the gain P at the current Jacobian. Returns False if it failed (non-finite)."""
+def _refresh(gain, jt, veff, r0, r1, fp, L, Pm, scal, hard):
+    """Recompute the gain P at the current Jacobian. Returns False if it failed (non-finite).
+
+    ``hard`` ``(m,)``: 0 for an ordinary task row; ``f > 0`` for a row of a hard constraint
+    (a pin): its damping is ``f`` times the base μ and does not grow with the
+    Levenberg–Marquardt factor, so the damped step ``V Jᵀ (J V Jᵀ + M)⁻¹ z`` meets those rows
+    (to first order) whatever the other rows ask — it minimises ``‖dq‖²_V⁻¹ + ‖e − J dq‖²_M⁻¹``
+    and ``M → 0`` on the pin rows makes them equality constraints.
+    """
     if gain == GAIN_CONSTANT:
         return True
     if gain == GAIN_SCALAR:
@@ -341,19 +348,20 @@ def _refresh(gain, jt, veff, r0, r1, fp, L, Pm, scal):
     if not np.isfinite(tr):
         return False
     # GAIN_FULL: P = (J V Jᵀ + μ I)⁻¹, μ relative to the mean diagonal (units of the task rows²)
-    mu = fp[F_MUFAC] * (fp[F_MUREL] * tr / max(m, 1) + fp[F_MUABS])
-    if not (mu > 0.0):
-        mu = 1e-12
+    base = fp[F_MUREL] * tr / max(m, 1) + fp[F_MUABS]
+    if not (base > 0.0):
+        base = 1e-12
+    boost = 1.0
     for i in range(m):
-        L[i, i] += mu
+        L[i, i] += base * (hard[i] if hard[i] > 0.0 else fp[F_MUFAC])
     ok = cholesky_inplace(L)
     while not ok:  # only when rounding defeats μ: damp more
         gram(jt, veff, r0, r1, L)
-        mu *= 10.0
+        boost *= 10.0
         for i in range(m):
-            L[i, i] += mu
+            L[i, i] += boost * base * (hard[i] if hard[i] > 0.0 else fp[F_MUFAC])
         ok = cholesky_inplace(L)
-        if mu > 1e300:
+        if boost > 1e300:
             return False
     return True
 
@@ -455,6 +463,7 @@ def fik_loop(q, lower, upper, v, model, task, struct, z, z_e, bz, L, Pm, scal, p
     """
     par = model[0]
     sel = model[9]
+    hard = task[6]
     r0 = struct[0]
     r1 = struct[1]
     n = q.shape[0]
@@ -596,7 +605,7 @@ def fik_loop(q, lower, upper, v, model, task, struct, z, z_e, bz, L, Pm, scal, p
                 break
 
         if (not p_valid or refresh == REFRESH_ALWAYS) and gain != GAIN_CONSTANT:
-            if not _refresh(gain, jt, veff, r0, r1, fp, L, Pm, scal):
+            if not _refresh(gain, jt, veff, r0, r1, fp, L, Pm, scal, hard):
                 reason = REASON_STALLED
                 break
             for d in range(n):
@@ -692,14 +701,14 @@ def fik_loop(q, lower, upper, v, model, task, struct, z, z_e, bz, L, Pm, scal, p
                         ok = False
                         break
                 if not ok:
-                    if not _refresh(gain, jt, veff, r0, r1, fp, L, Pm, scal):
+                    if not _refresh(gain, jt, veff, r0, r1, fp, L, Pm, scal, hard):
                         break
                     for d in range(n):
                         p_q[d] = q[d]
                     n_ref += 1
                     fresh = True
             elif gain != GAIN_CONSTANT:
-                if not _refresh(gain, jt, veff, r0, r1, fp, L, Pm, scal):
+                if not _refresh(gain, jt, veff, r0, r1, fp, L, Pm, scal, hard):
                     break
                 for d in range(n):
                     p_q[d] = q[d]

@@ -44,7 +44,7 @@ from __future__ import annotations
 import math
 import weakref
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from os import PathLike
 from typing import Any
 
@@ -53,6 +53,7 @@ import numpy as np
 from ..cache import cached
 from ..errors import OptionError, ShapeError, UnknownNameError, ValueRangeError, names_hint
 from ..kinematics import FKResult, kernel_args
+from ..semantics import stiffness
 from ..skeleton import Skeleton
 from . import _fik_kernels as K
 from . import tuning
@@ -66,6 +67,7 @@ from .common import (
 )
 from .options import check_choice, check_real, per_dof
 from .problem import IKProblem, _parse_target
+from .problem import build_problem as build_pins_problem
 from .result import IKResult
 from .tasks import limits, posture
 from .tuning import FIKTuning, hinf_gain, load_tuning, read_tuning
@@ -105,19 +107,33 @@ DEFAULTS: dict[str, Any] = {
     "hinf_s": None,  # "hinf": attenuation s (None: 1.05 × the smallest feasible at the pose)
     "hinf_v1": None,  # "hinf": P = v1 · Pa (None: fastest rate dead-beat at the start pose)
     # --- per-DoF gains V
-    "dof_gains": None,  # None (ones) | (n,) array | {dof name: gain}
+    "dof_gains": None,  # None (ones) | "regions" (natural posing) | (n,) array | {dof: gain}
     "max_step": 0.5,  # largest change of one DoF per iteration, rad or m
     # --- null-space tasks (9f–9j)
     "limits": True,  # joint-limit avoidance term (the hard clamp is always on)
     "limit_gain": 0.1,  # 1/iteration
     "limit_margin": 0.1,  # active in the outer fraction of each half-range (>= 1: everywhere)
-    "reference": None,  # bq: (n,) pose or {dof name: value}
+    "reference": None,  # bq: (n,) pose, {dof name: value} or "start" (the solve's start pose)
     "reference_gain": 0.5,  # 1/iteration
     "reference_weights": None,  # (n,) or {dof name: weight} (default 1 where a value is given)
     "null_tol": 1e-3,  # rad: with a reference, iterate until this close to its optimum
     "null_max_step": 0.05,  # rad or m: largest null-space change of one DoF per iteration
     "null_A": 0.0,  # filter constant of bz (9j); 0: exact cancellation of the effector motion
+    # --- priorities
+    "hard_pins": True,  # pinned sites strictly before targets (their rows nearly undamped)
+    "tol_pin": 1e-7,  # m: with hard_pins, a pinned site counts as converged this close
 }
+
+#: Relative damping of a hard (pinned) row: this times the base μ, never raised by the
+#: Levenberg–Marquardt factor (``_fik_kernels._refresh``).
+PIN_DAMPING = 0.1
+#: With ``dof_gains="regions"``: iterations of the first stage (root and trunk held, the limbs
+#: alone) before the trunk is allowed to join (:func:`_execute`).
+LIMB_STAGE_ITERATIONS = 20
+#: ... and only for a posing problem: at most this many targeted (not pinned) sites and no
+#: point task. A problem that targets many sites (a whole pose, a retargeted frame) moves the
+#: root and trunk anyway; the first stage would only cost iterations there.
+LIMB_STAGE_MAX_TARGETS = 2
 
 _FIXED_ONLY_DEFAULTS = {"A": -1.0, "refresh": "always"}
 #: Options of ``solver="fik_fixed"`` (no variable step).
@@ -294,7 +310,7 @@ class _Setup:
     """Validated numeric inputs of the kernel for one solve."""
 
     __slots__ = ("contexts", "fp", "ip", "v", "ref_q", "ref_w", "gain_kind", "P_const", "callback",
-                 "cold", "o", "tuning_id", "hinf")
+                 "cold", "o", "tuning_id", "hinf", "ref_start", "hard_pins", "v_limbs", "tol_pin")
 
 
 def _setup(problem: IKProblem, o: dict[str, Any], form: int) -> _Setup:
@@ -375,8 +391,17 @@ def _setup(problem: IKProblem, o: dict[str, Any], form: int) -> _Setup:
     fp[K.F_MAXSTEP] = check_real("max_step", o["max_step"], 0.0, None, lo_open=True)
 
     gains = o["dof_gains"]
+    s.v_limbs = None
     if gains is None:
         s.v = np.ones(skel.n_dof)
+    elif isinstance(gains, str):
+        if gains != "regions":
+            raise OptionError(f"dof_gains must be None, 'regions', an (n,) array or a mapping "
+                              f"{{dof: gain}}, got {gains!r}")
+        s.v = np.array(stiffness.posing_gains(skel))
+        # natural posing starts with the trunk held (see _execute)
+        trunk = np.isin(np.array(stiffness.dof_regions(skel)), ("root", "spine"))
+        s.v_limbs = np.where(trunk, 0.0, s.v) if trunk.any() and not trunk.all() else None
     else:
         s.v, _ = per_dof(skel, "dof_gains", gains, 1.0, positive=True, allow_zero=True)
         if not np.any(s.v > 0):
@@ -390,13 +415,27 @@ def _setup(problem: IKProblem, o: dict[str, Any], form: int) -> _Setup:
     fp[K.F_LIMGAIN] = check_real("limit_gain", o["limit_gain"], 0.0, 1.0)
     fp[K.F_LIMMARGIN] = check_real("limit_margin", o["limit_margin"], 0.0, None, lo_open=True)
     # the posture task (tasks/posture.py) lowered to the kernel's (bq, gain·weight) arrays
-    task = posture.from_options(skel, o["reference"], o["reference_gain"], o["reference_weights"])
+    ref = o["reference"]
+    s.ref_start = isinstance(ref, str)
+    if s.ref_start:
+        if ref != "start":
+            raise OptionError(f"reference must be an (n,) pose, a mapping {{dof: value}}, "
+                              f"'start' or None, got {ref!r}")
+        ref = skel.rest_q  # a placeholder of the right shape: each solve uses its start pose
+    task = posture.from_options(skel, ref, o["reference_gain"], o["reference_weights"])
     s.ref_q, s.ref_w = (None, None) if task is None else (task.reference, task.gain_weights)
     ip[K.I_REF] = 1 if s.ref_w is not None else 0
     if s.ref_w is None:
         s.ref_q = _zeros(skel.n_dof)
         s.ref_w = s.ref_q
-    ip[K.I_WAITNULL] = ip[K.I_REF]
+    # a fixed reference is a goal the solve iterates to (null_tol); the start pose is not: it
+    # only keeps the DoFs the targets do not need where they were, at no extra iterations
+    ip[K.I_WAITNULL] = 0 if s.ref_start else ip[K.I_REF]
+    hp = o["hard_pins"]
+    if not isinstance(hp, (bool, np.bool_)):
+        raise OptionError(f"hard_pins must be True or False, got {hp!r}")
+    s.hard_pins = bool(hp)
+    s.tol_pin = min(check_positive("tol_pin", o["tol_pin"]), tol_p)
     fp[K.F_NULLTOL] = check_positive("null_tol", o["null_tol"])
     fp[K.F_ANULL] = check_real("null_A", o["null_A"], -1.0, 0.0)
     fp[K.F_NULLMAX] = check_real("null_max_step", o["null_max_step"], 0.0, None, lo_open=True)
@@ -653,13 +692,29 @@ def _context(problem: IKProblem, s: _Setup, form: int) -> _Context:
     return c
 
 
-def _task_arrays(problem: IKProblem, lay: _Layout) -> tuple:
+def _task_arrays(problem: IKProblem, lay: _Layout, hard_pins: bool = True) -> tuple:
     xb = _point_block(problem) if problem.tasks else _no_points(problem.skeleton)
+    hard = _hard_rows(problem, lay, hard_pins)
     if lay.identity:
-        return (problem.positions, problem.rotations, lay.rows, problem.weights, lay.rstart, xb)
+        return (problem.positions, problem.rotations, lay.rows, problem.weights, lay.rstart, xb,
+                hard)
     pm = lay.perm
     return (problem.positions[pm], problem.rotations[pm], lay.rows, problem.weights[pm],
-            lay.rstart, xb)
+            lay.rstart, xb, hard)
+
+
+def _hard_rows(problem: IKProblem, lay: _Layout, hard_pins: bool) -> np.ndarray:
+    """``(m,)`` per internal row: :data:`PIN_DAMPING` on the rows of pinned sites (with
+    ``hard_pins``), 0 elsewhere (see ``_fik_kernels._refresh``)."""
+    m = problem.m
+    if not hard_pins or not problem.pinned.any():
+        return _zeros(m)
+    hard = np.zeros(m)
+    pinned = problem.pinned[lay.perm]
+    for i in np.flatnonzero(pinned):
+        hard[lay.rstart[i]:lay.rstart[i] + lay.rows[i]] = PIN_DAMPING
+    hard.setflags(write=False)
+    return hard
 
 
 def _point_block(problem: IKProblem) -> tuple:
@@ -730,13 +785,98 @@ def _solve(problem: IKProblem, q0: np.ndarray, options: Mapping[str, Any], form:
     c = _context(problem, s, form)
     q = _clipped_q(c, problem, q0)
     state = _check_state(options.get("state", None), problem, c.name)
-    return _execute(c, problem, q, state, s.fp.copy(), s.ip.copy(), _task_arrays(problem, c.lay),
-                    s.ref_q, s.ref_w, False)
+    ref_q = q.copy() if s.ref_start else s.ref_q  # reference="start": this solve's start pose
+    return _execute(c, problem, q, state, s.fp.copy(), s.ip.copy(),
+                    _task_arrays(problem, c.lay, s.hard_pins), ref_q, s.ref_w, False)
 
 
 def _execute(c: _Context, problem: IKProblem, q: np.ndarray, state: FIKState | None,
              fp: np.ndarray, ip: np.ndarray, task: tuple, ref_q: np.ndarray, ref_w: np.ndarray,
              want_frames: bool) -> IKResult:
+    """Run the solve; with ``dof_gains="regions"`` in two stages.
+
+    Natural posing (a problem with at most :data:`LIMB_STAGE_MAX_TARGETS` targets): the limbs
+    alone first (root and trunk DoFs held, at most
+    :data:`LIMB_STAGE_ITERATIONS`), then — only if that did not converge — on from where it
+    stopped with every DoF at its region's gain. The gains alone cannot do this: from a
+    straight limb (a T-pose arm) only the trunk moves the hand along the arm to first order,
+    so the dead-beat step gives that motion to the trunk however stiff it is; held in the first
+    stage, the limb bends out of its singularity instead.
+    """
+    s = c.s
+    max_it = int(ip[K.I_MAXIT])
+    tol_pin = s.tol_pin
+    if s.v_limbs is None or max_it == 0 or problem.tasks \
+            or int((~problem.pinned).sum()) > LIMB_STAGE_MAX_TARGETS:
+        r = _execute_stage(c, problem, q, state, fp, ip, task, ref_q, ref_w, want_frames, s.v)
+    else:
+        fp1, ip1 = fp.copy(), ip.copy()
+        ip1[K.I_MAXIT] = min(LIMB_STAGE_ITERATIONS, max(1, max_it // 2))
+        r = _execute_stage(c, problem, q, state, fp1, ip1, task, ref_q, ref_w, want_frames,
+                           s.v_limbs)
+        if not r.converged:
+            r = replace(r, _trunk_joined=True)
+            if r.iterations < max_it:
+                ip[K.I_MAXIT] = max_it - r.iterations
+                r2 = _execute_stage(c, problem, r.q.copy(), r.state, fp, ip, task, ref_q,
+                                    ref_w, want_frames, s.v)
+                r = replace(r2, iterations=r.iterations + r2.iterations, _trunk_joined=True)
+    # restoration (a second, pins-only solve) where pins can have drifted: a target out of
+    # reach, or natural posing's second stage (the root and trunk moved); elsewhere the hard
+    # rows keep them within the loop's tolerance at no extra cost
+    if s.hard_pins and (not r.converged or r._trunk_joined) and problem.pinned.any() \
+            and not problem.tasks:
+        r = _restore_pins(c, problem, task, r, tol_pin, want_frames)
+    return r
+
+
+def _restore_pins(c: _Context, problem: IKProblem, task: tuple, r: IKResult, tol_pin: float,
+                  want_frames: bool) -> IKResult:
+    """Put pinned sites that drifted more than ``tol_pin`` back: the pins alone, from the
+    result, minimum-norm (a no-op when they are within ``tol_pin``, the usual case).
+
+    The hard rows keep the pins to first order at every step; what remains is the
+    second-order drift of long steps and of steps clipped at joint limits (up to ~0.5 mm on
+    body95 with an unreachable hand), and the slack of the loop's own tolerance
+    (``tol_position``). The pins are strictly first: they win over an unreachable target. A
+    converged solve keeps its pose when restoring would move a target out of tolerance
+    (singular pins, such as straight pinned fingers).
+    """
+    pins = np.flatnonzero(problem.pinned)
+    names = problem.site_names
+    if max(r.error[names[i]] for i in pins) <= tol_pin:
+        return r
+    skel = c.skel
+    # this call's targets: the kernel's buffers (a prepared solve updates them per frame)
+    perm = c.lay.perm
+    pos = np.empty((c.k, 3))
+    rot = np.empty((c.k, 3, 3))
+    pos[perm] = task[0]
+    rot[perm] = task[1]
+    problem = problem.with_targets({names[i]: (pos[i] if problem.rows[i] == 3 else (pos[i], rot[i]))
+                                    for i in range(c.k)})
+    targets = {names[i]: (pos[i] if problem.rows[i] == 3 else (pos[i], rot[i])) for i in pins}
+    sub = build_pins_problem(skel, r.q, targets)
+    rp = _solve(sub, np.array(r.q), {"dof_gains": None, "reference": None, "limits": False,
+                                     "hard_pins": False, "tol_position": tol_pin,
+                                     "max_iterations": 30}, K.FORM_VARIABLE)
+    ws = problem.workspace().evaluate(np.ascontiguousarray(rp.q), jacobian=False)
+    se = ws.site_error
+    item_names = problem.item_names if problem.tasks else names
+    err = {nm: float(se[i, 0]) for i, nm in enumerate(item_names)}
+    ang = {nm: float(se[i, 1]) for i, nm in enumerate(names) if problem.rows[i] == 6}
+    o = c.s.o
+    if r.converged and not ws.converged(float(o["tol_position"]), float(o["tol_rotation"])):
+        # restoring singular pins (straight fingers) would cost the reach: keep the solve's
+        # pose, whose pins are within the loop's tolerance
+        return r
+    return replace(r, q=rp.q, error=err, angle_error=ang,
+                   _frames=None if not want_frames else rp.fk, _skeleton=skel)
+
+
+def _execute_stage(c: _Context, problem: IKProblem, q: np.ndarray, state: FIKState | None,
+                   fp: np.ndarray, ip: np.ndarray, task: tuple, ref_q: np.ndarray,
+                   ref_w: np.ndarray, want_frames: bool, v: np.ndarray) -> IKResult:
     """Run the kernel from ``q`` (a fresh, clipped copy; becomes ``result.q``) and build the
     result. ``fp`` / ``ip`` are this call's parameter vectors (modified). ``want_frames``: the
     kernel copies out the frames at the final pose (``result.fk`` without a second FK pass;
@@ -789,12 +929,12 @@ def _execute(c: _Context, problem: IKProblem, q: np.ndarray, state: FIKState | N
     else:
         frames = c.no_frames
     if s.callback is None:
-        K.fik_loop(q, c.lower, c.upper, s.v, c.model, task, c.struct, z, z_e, bz, L, Pm, scal,
+        K.fik_loop(q, c.lower, c.upper, v, c.model, task, c.struct, z, z_e, bz, L, Pm, scal,
                    p_q, blocked, c.centre, c.half, ref_q, ref_w, fp, ip, info, fout, se, frames)
         iterations, reason = int(info[0]), K.REASONS[int(info[1])]
     else:
         iterations, reason = _loop_with_callback(
-            s, fp, ip, q, c.lower, c.upper, c.model, task, c.struct, z, z_e, bz, L, Pm, scal,
+            s, v, fp, ip, q, c.lower, c.upper, c.model, task, c.struct, z, z_e, bz, L, Pm, scal,
             p_q, blocked, c.centre, c.half, ref_q, ref_w, info, fout, se, frames)
 
     if not lay.identity:
@@ -823,7 +963,7 @@ def _execute(c: _Context, problem: IKProblem, q: np.ndarray, state: FIKState | N
                     _skeleton=skel)
 
 
-def _loop_with_callback(s: _Setup, fp, ip, q, lower, upper, model, task, struct, z, z_e,
+def _loop_with_callback(s: _Setup, v, fp, ip, q, lower, upper, model, task, struct, z, z_e,
                         bz, L, Pm, scal, p_q, blocked, centre, half, ref_q, ref_w, info, fout, se,
                         frames) -> tuple[int, str]:
     """The kernel one iteration per call, so that ``callback`` sees every iterate (the
@@ -840,7 +980,7 @@ def _loop_with_callback(s: _Setup, fp, ip, q, lower, upper, model, task, struct,
     reason = "max_iterations"
     while True:
         ip[K.I_MAXIT] = 0 if it >= max_it else 1
-        K.fik_loop(q, lower, upper, s.v, model, task, struct, z, z_e, bz, L, Pm, scal, p_q,
+        K.fik_loop(q, lower, upper, v, model, task, struct, z, z_e, bz, L, Pm, scal, p_q,
                    blocked, centre, half, ref_q, ref_w, fp, ip, info, fout, se, frames)
         refreshes += int(info[2])
         rejected += int(info[3])
@@ -919,7 +1059,7 @@ class PreparedFIK:
         self._pos = np.ascontiguousarray(problem.positions[lay.perm])
         self._rot = np.ascontiguousarray(problem.rotations[lay.perm])
         self._task = (self._pos, self._rot, lay.rows, np.ascontiguousarray(problem.weights[lay.perm]),
-                      lay.rstart, _point_block(problem))
+                      lay.rstart, _point_block(problem), _hard_rows(problem, lay, self._s.hard_pins))
         self._index = {nm: i for i, nm in enumerate(problem.site_names)}
         self._task_rows: dict[str, tuple[int, int]] = {}
         r = 0
@@ -928,7 +1068,7 @@ class PreparedFIK:
             r += task.rows
         if problem.tasks:  # own copy of the point block: its targets change per frame
             xi, xf = self._task[5]
-            self._task = (*self._task[:5], (xi, xf.copy()))
+            self._task = (*self._task[:5], (xi, xf.copy()), self._task[6])
         self._inv = np.empty(c.k, dtype=np.int64)  # problem index -> internal index
         self._inv[lay.perm] = np.arange(c.k)
         # reference task: the prepared weights (gain · weight per DoF) apply to any per-frame
@@ -1013,6 +1153,9 @@ class PreparedFIK:
         if stall_rel is not None:
             fp[K.F_STALLREL] = check_real("stall_rel", stall_rel, 0.0, 1.0, hi_open=True)
         ref_q, ref_w = s.ref_q, s.ref_w
+        if reference is None and s.ref_start:
+            self._ref_q[:] = q  # reference="start": this call's start pose
+            ref_q = self._ref_q
         if reference is not None:
             r = reference
             if type(r) is not np.ndarray or r.shape != (c.n,):

@@ -39,6 +39,7 @@ class IKResult:
     solver: str = ""
     _frames: Any = field(default=None, repr=False)  # FKResult at q, if the solver had it
     _skeleton: Any = field(default=None, repr=False)  # to compute it on demand otherwise
+    _trunk_joined: bool = field(default=False, repr=False)  # FIK natural posing: stage 2 ran
 
     @property
     def fk(self):

@@ -391,7 +391,7 @@ BAD_OPTIONS = [
     ({"reference": np.full(25, np.inf)}, "reference", ValueRangeError),
     ({"reference": np.zeros(25), "reference_gain": 0.0}, "reference_gain"),
     ({"reference": np.zeros(25), "reference_gain": float("nan")}, "reference_gain"),
-    ({"reference_weights": np.ones(25)}, "without a reference"),
+    ({"reference_weights": np.ones(25), "reference": None}, "without a reference"),
     ({"reference": np.zeros(25), "reference_weights": -np.ones(25)}, "reference_weights",
      ValueRangeError),
     ({"null_tol": 0.0}, "null_tol"), ({"cold_start": "hot"}, "cold_start"),

@@ -33,12 +33,22 @@ def draw_skeleton_panel(state: AppState) -> None:
         sites_of = [[] for _ in range(skel.n_joints)]
         for i, j in enumerate(skel.site_joint):
             sites_of[j].append(i)
-        _tree(state, 0, at_limit, sites_of)
+        # a joint clicked in the view: open its ancestors and scroll to it (once)
+        target = state.scroll_tree_to
+        opened: set[int] = set()
+        if target is not None and 0 <= target < skel.n_joints:
+            a = int(skel.parents[target])
+            while a >= 0:
+                opened.add(a)
+                a = int(skel.parents[a])
+        _tree(state, 0, at_limit, sites_of, opened)
+        state.scroll_tree_to = None
         imgui.end_child()
     imgui.end()
 
 
-def _tree(state: AppState, j: int, at_limit: np.ndarray, sites_of: list) -> None:
+def _tree(state: AppState, j: int, at_limit: np.ndarray, sites_of: list,
+          opened: frozenset[int] | set[int] = frozenset()) -> None:
     skel = state.skeleton
     children = skel.children[j]
     leaf = not children and not sites_of[j]
@@ -54,7 +64,11 @@ def _tree(state: AppState, j: int, at_limit: np.ndarray, sites_of: list) -> None
         imgui.push_style_color(imgui.Col_.text, RED)
     if state.selected_joint == j and imgui.is_window_appearing():
         imgui.set_scroll_here_y()
+    if j in opened:
+        imgui.set_next_item_open(True)
     is_open = imgui.tree_node_ex(f"{label}##j{j}", flags)
+    if state.scroll_tree_to == j:
+        imgui.set_scroll_here_y(0.5)
     if at_limit[j]:
         imgui.pop_style_color()
     if imgui.is_item_clicked() and not imgui.is_item_toggled_open():
@@ -73,7 +87,7 @@ def _tree(state: AppState, j: int, at_limit: np.ndarray, sites_of: list) -> None
             if imgui.is_item_clicked():
                 state.selected_site = e.site
         for c in children:
-            _tree(state, c, at_limit, sites_of)
+            _tree(state, c, at_limit, sites_of, opened)
         imgui.tree_pop()
 
 
