@@ -19,6 +19,9 @@ RING_PICK_PX = 7.0
 #: A handle whose site hangs below another hit handle's joint (a fingertip under the hand) is
 #: only picked over it when the two are this far apart on screen (zoomed in), px.
 SEPARATE_PX = 60.0
+#: ... and only when the two are this close in the world, as a fraction of the body's size (a
+#: fingertip is ~11 % of body95's height from its wrist; a hand ~30 % from the pelvis).
+NEAR_ANCESTOR = 0.15
 
 
 def ray_spheres(origin: np.ndarray, direction: np.ndarray, centres: np.ndarray,
@@ -73,7 +76,8 @@ def pick_handle(state: AppState, geom: ViewGeometry, px: float, py: float) -> st
     # nearest the cursor on screen wins; the nearest along the ray breaks ties (within 1 px).
     proj = state.camera.project(geom.handle_pos)[:, :2]
     # a fingertip under the cursor gives way to its hand unless they are apart on screen
-    up = promote_to_parents(state.skeleton, geom.handle_sites, proj)
+    up = promote_to_parents(state.skeleton, geom.handle_sites, proj, world=geom.handle_pos,
+                            body_size=float(np.ptp(state.fk.joint_positions, axis=0).max()))
     cand = np.unique(up[hit])
     scr = np.linalg.norm(proj[cand] - [px, py], axis=1)
     tc = np.where(np.isfinite(t[cand]), t[cand], np.max(t[hit]))
@@ -83,11 +87,16 @@ def pick_handle(state: AppState, geom: ViewGeometry, px: float, py: float) -> st
 
 
 def promote_to_parents(skel, sites: np.ndarray, screen: np.ndarray,
-                       separate_px: float = SEPARATE_PX) -> np.ndarray:
+                       separate_px: float = SEPARATE_PX, world: np.ndarray | None = None,
+                       body_size: float | None = None) -> np.ndarray:
     """``(N,)`` for each handle (``sites``, projected at ``screen (N, 2)`` px) the handle that
     a press on it picks: itself, or the nearest handle of an ancestor site (a fingertip's
     hand) that is closer than ``separate_px`` on screen — at normal zoom "the hand" wins over
-    its fingertips, zoomed in the fingertips are picked one by one (screen-size-aware)."""
+    its fingertips, zoomed in the fingertips are picked one by one (screen-size-aware).
+
+    With ``world (N, 3)`` positions and ``body_size`` (m), only an ancestor within
+    ``NEAR_ANCESTOR * body_size`` in the world counts: a fingertip gives way to its hand, but a
+    small robot's hand never gives way to the pelvis it hangs below."""
     sj = np.asarray(skel.site_joint)[np.asarray(sites, dtype=np.int64)]
     out = np.arange(len(sj))
     for a in range(len(sj)):
@@ -99,6 +108,9 @@ def promote_to_parents(skel, sites: np.ndarray, screen: np.ndarray,
         best, best_d = a, separate_px
         for b in range(len(sj)):
             if b != a and int(sj[b]) in anc:
+                if world is not None and body_size is not None and (
+                        np.linalg.norm(world[a] - world[b]) > NEAR_ANCESTOR * body_size):
+                    continue
                 d = float(np.linalg.norm(screen[a] - screen[b]))
                 if d < best_d:
                     best, best_d = b, d
