@@ -16,10 +16,14 @@ import json
 import sys
 import time
 
+import numpy as np
+
 from .. import _cli_args as _args
+from ..dynamics.clip import check_clip
 from ..dynamics.correct import correct_clip
 from ..dynamics.filter import FilterDivergedError, FilterOptions
 from ..dynamics.method_b import method_b_clip
+from ..dynamics.plant import plant_contacts
 from ..io._atomic import atomic_write
 from ..io.bvh import read_bvh
 from ..io.bvh_compat import write_bvh_compatible
@@ -41,6 +45,7 @@ exit codes:
 examples:
   animik filter walk.bvh -o walk_filtered.bvh
   animik filter walk.bvh -o out.bvh --rig body95 --json report.json
+  animik filter louise.bvh -o out.bvh --rig body95 --plant
 """
 
 
@@ -63,6 +68,10 @@ def add_parser(subparsers) -> argparse.ArgumentParser:
     p.add_argument("--rig", default=None, help="retarget onto this rig first")
     p.add_argument("--mu", type=_args.number(0.0, 10.0, "a friction coefficient", lo_open=True),
                    default=0.7, help="friction coefficient (default 0.7)")
+    p.add_argument("--plant", action="store_true",
+                   help="method A: first give infeasible frames without a detected contact a "
+                        "planted support (the foot held on the floor by leg IK, a carried body "
+                        "moved against its support; animik.dynamics.plant)")
     p.add_argument("--json", default=None, metavar="OUT.json", help="write the report")
     p.set_defaults(func=run)
     return p
@@ -86,8 +95,19 @@ def run(args: argparse.Namespace) -> int:
     if args.rig:
         motion = retarget(motion, load_rig(args.rig))
     # B: seed D method B (contact springs, inverse inertia), simulated (animik.dynamics.method_b)
+    planted = None
     try:
-        res = correct_clip(motion, opts) if args.method == "A" else method_b_clip(motion, opts)
+        if args.method == "A":
+            if args.plant:
+                planted = plant_contacts(motion, mu=opts.mu, window=opts.window)
+                res = correct_clip(planted.motion, opts)
+                # the report and its "input" figures are against the INPUT clip
+                res.input_check = check_clip(motion, mu=opts.mu, window=opts.window,
+                                             contacts=res.check.contacts)
+            else:
+                res = correct_clip(motion, opts)
+        else:
+            res = method_b_clip(motion, opts)
     except FilterDivergedError as e:  # method B's body fell: goal not met, nothing written
         print(f"animik filter: goal not met: {e}; nothing written", file=sys.stderr)
         if args.json:
@@ -99,6 +119,13 @@ def run(args: argparse.Namespace) -> int:
                 return EXIT_OS
         return EXIT_NOT_MET
     r = res.report(motion)
+    if planted is not None:
+        r["planted"] = {"frames_without_contact": planted.frames,
+                        "planted_frames_per_area": [int(x) for x in planted.planted.sum(0)],
+                        "root_shift_max_cm": round(float(np.abs(planted.root_shift).max()) * 100, 3)}
+        print(f"  planted: {planted.frames} infeasible frames without contact; frames held per "
+              f"area {r['planted']['planted_frames_per_area']}; root moved up to "
+              f"{r['planted']['root_shift_max_cm']} cm")
     T = r["frames"]
     print(f"{args.clip}{' -> ' + args.rig if args.rig else ''}: {T} frames; infeasible frames "
           f"{r['infeasible_frames_input']} in the input, per round {r['rounds']}")
