@@ -19,14 +19,14 @@ import time
 import numpy as np
 
 from .. import _cli_args as _args
-from ..dynamics.clip import check_clip
-from ..dynamics.correct import correct_clip
+from ..dynamics.correct import correct_clip, plant_and_correct
 from ..dynamics.filter import FilterDivergedError, FilterOptions
 from ..dynamics.method_b import method_b_clip
-from ..dynamics.plant import plant_contacts
+from ..dynamics.model import with_model_of
 from ..io._atomic import atomic_write
 from ..io.bvh import read_bvh
 from ..io.bvh_compat import write_bvh_compatible
+from ..motion import Motion
 from ..retarget import retarget
 from ..rigs import load_rig
 
@@ -46,6 +46,7 @@ examples:
   animik filter walk.bvh -o walk_filtered.bvh
   animik filter walk.bvh -o out.bvh --rig body95 --json report.json
   animik filter louise.bvh -o out.bvh --rig body95 --plant
+  animik filter ret/louise.bvh -o out.bvh --model body95 --plant   (after animik retarget --to body95)
 """
 
 
@@ -66,6 +67,9 @@ def add_parser(subparsers) -> argparse.ArgumentParser:
                         "B: operational-space inverse inertia with contact springs and "
                         "dampers, simulated (animik.dynamics.method_b)")
     p.add_argument("--rig", default=None, help="retarget onto this rig first")
+    p.add_argument("--model", default=None, metavar="RIG",
+                   help="the clip is RIG's motion written to BVH (by animik retarget): filter it "
+                        "with RIG's masses and soles (BVH stores none)")
     p.add_argument("--mu", type=_args.number(0.0, 10.0, "a friction coefficient", lo_open=True),
                    default=0.7, help="friction coefficient (default 0.7)")
     p.add_argument("--plant", action="store_true",
@@ -91,19 +95,22 @@ def _ranges(frames: list[int]) -> str:
 def run(args: argparse.Namespace) -> int:
     t0 = time.perf_counter()
     opts = FilterOptions(mu=args.mu).checked()
+    if args.rig and args.model:
+        print("animik filter: error: --rig and --model exclude each other", file=sys.stderr)
+        return EXIT_USAGE
     motion = read_bvh(args.clip)
     if args.rig:
         motion = retarget(motion, load_rig(args.rig))
+    elif args.model:
+        motion = Motion(with_model_of(motion.skeleton, load_rig(args.model)), motion.q,
+                        motion.fps, dict(motion.meta))
     # B: seed D method B (contact springs, inverse inertia), simulated (animik.dynamics.method_b)
-    planted = None
+    planted, plants = None, []
     try:
         if args.method == "A":
             if args.plant:
-                planted = plant_contacts(motion, mu=opts.mu, window=opts.window)
-                res = correct_clip(planted.motion, opts)
-                # the report and its "input" figures are against the INPUT clip
-                res.input_check = check_clip(motion, mu=opts.mu, window=opts.window,
-                                             contacts=res.check.contacts)
+                res, plants = plant_and_correct(motion, opts)
+                planted = plants[0]
             else:
                 res = correct_clip(motion, opts)
         else:
@@ -120,12 +127,17 @@ def run(args: argparse.Namespace) -> int:
         return EXIT_NOT_MET
     r = res.report(motion)
     if planted is not None:
-        r["planted"] = {"frames_without_contact": planted.frames,
-                        "planted_frames_per_area": [int(x) for x in planted.planted.sum(0)],
-                        "root_shift_max_cm": round(float(np.abs(planted.root_shift).max()) * 100, 3)}
-        print(f"  planted: {planted.frames} infeasible frames without contact; frames held per "
-              f"area {r['planted']['planted_frames_per_area']}; root moved up to "
-              f"{r['planted']['root_shift_max_cm']} cm")
+        r["planted"] = {"passes": len(plants), "frames_without_contact": planted.frames,
+                        "planted_frames_per_area": [int(sum(p.planted[:, a].sum() for p in plants))
+                                                    for a in range(planted.planted.shape[1])],
+                        "root_shift_max_cm": round(float(max(np.abs(p.root_shift).max()
+                                                             for p in plants)) * 100, 3),
+                        "transient_frames_held": int(planted.frozen.sum())}
+        pr = r["planted"]
+        print(f"  planted ({len(plants)} passes): {planted.frames} infeasible frames without "
+              f"contact; frames held per area {pr['planted_frames_per_area']}; root moved up to "
+              f"{pr['root_shift_max_cm']} cm; {pr['transient_frames_held']} start/end transient "
+              f"frames held still")
     T = r["frames"]
     print(f"{args.clip}{' -> ' + args.rig if args.rig else ''}: {T} frames; infeasible frames "
           f"{r['infeasible_frames_input']} in the input, per round {r['rounds']}")

@@ -7,6 +7,9 @@ method A's correction (:mod:`animik.dynamics.correct`) such frames get a support
 
 (a) **which frames**: infeasible frames without a detected contact (check as ``animik
     feasibility`` runs it), widened by ``pad`` seconds;
+(a') **start and end transients**: the first or last frames (at most ``transient`` s)
+    infeasible without a contact (a calibration pose, retargeting's IK settling) are held at
+    the first pose after them (the last before them);
 (b) **which foot**: the contact area that was in contact just before (a stance extended
     through a heel-strike / toe-off the detector missed), else the lowest one, kept while it
     stays within 2 cm of the lowest (hysteresis);
@@ -14,10 +17,12 @@ method A's correction (:mod:`animik.dynamics.correct`) such frames get a support
     ``carry_speed`` for longer than ``carry_time``, the root is shifted by minus its horizontal
     velocity (integrated, smoothed) and lowered by its height above the floor, so the support
     stands still on the floor; the rest of the clip keeps its shape (a constant offset);
-(d) **hold the foot**: the support area's sole points are held where they were when the
-    support started (lowered onto the floor), blended in and out over ``blend`` seconds, by a
-    damped Gauss-Newton IK on the leg's DoFs only (root, trunk, other limbs untouched) pulled
-    toward the input pose.
+(d) **hold the foot**: the support area's sole points follow the input's foot slowed to
+    ``hold_speed`` (so the detector sees a stance) and lowered onto the floor, blended in and
+    out over ``blend`` seconds, by a damped Gauss-Newton IK on the leg's DoFs only (root,
+    trunk, other limbs untouched) pulled toward the input pose; a stance whose polygon misses
+    the ZMP of most of its frames is moved toward it (the support placed where the required
+    wrench needs it).
 
 Nothing here checks feasibility: method A runs on the planted clip and the command checks the
 written file.
@@ -45,12 +50,14 @@ class PlantResult:
         planted: ``(T, A)`` bool, frames where an area is held as a support.
         root_shift: ``(T, 3)`` m, the translation added to the root (c).
         frames: number of frames that had no contact and were infeasible (a).
+        frozen: ``(T,)`` bool, transient frames held still (a').
     """
 
     motion: Motion
     planted: np.ndarray
     root_shift: np.ndarray
     frames: int
+    frozen: np.ndarray
 
 
 def _dilate(mask: np.ndarray, n: int) -> np.ndarray:
@@ -83,7 +90,8 @@ def plant_contacts(motion: Motion, contacts: ContactModel | None = None, mu: flo
                    window: float = 0.1, pad: float = 0.05, blend: float = 0.1,
                    clearance: float = 0.005, carry_speed: float = 0.3, carry_time: float = 0.5,
                    reference_weight: float = 1e-2, iterations: int = 12, margin: float = 0.02,
-                   relocate_fraction: float = 0.3, max_offset: float = 0.15) -> PlantResult:
+                   relocate_fraction: float = 0.3, max_offset: float = 0.15,
+                   hold_speed: float = 0.15, transient: float = 0.25) -> PlantResult:
     """Give every infeasible frame without a contact a planted support (module docstring).
 
     Args:
@@ -100,6 +108,9 @@ def plant_contacts(motion: Motion, contacts: ContactModel | None = None, mu: flo
         relocate_fraction: a stance is moved when more than this share of its frames has the
             ZMP outside (or within ``margin`` of the edge).
         max_offset: m, the largest move of a stance.
+        transient: s, the longest start or end transient that is held still (a').
+        hold_speed: m/s, a held foot follows the input's foot no faster than this (the
+            detector's entry speed is 0.35 m/s).
 
     Returns:
         :class:`PlantResult`.
@@ -115,8 +126,25 @@ def plant_contacts(motion: Motion, contacts: ContactModel | None = None, mu: flo
     shift = np.zeros((T, 3))
     planted = np.zeros((T, A), dtype=bool)
     if not n_need or A == 0:
-        return PlantResult(Motion(skel, q, motion.fps, dict(motion.meta)), planted, shift, 0)
+        return PlantResult(Motion(skel, q, motion.fps, dict(motion.meta)), planted, shift, 0,
+                           np.zeros(T, dtype=bool))
     fps = motion.fps
+    # (a') a start or end transient (a calibration pose, the retargeting IK settling): the
+    # clip's first / last frames infeasible without a contact, at most ``transient`` s, are
+    # held at the first / last pose after / before them
+    kmax = int(round(transient * fps))
+    frozen = np.zeros(T, dtype=bool)
+    for s_, e_ in _runs(need):
+        if s_ == 0 and e_ <= kmax and e_ < T:
+            q[:e_] = q[e_]
+            frozen[:e_] = True
+        elif e_ == T and T - s_ <= kmax and s_ > 0:
+            q[s_:] = q[s_ - 1]
+            frozen[s_:] = True
+    if frozen.any():
+        chk = check_clip(Motion(skel, q, motion.fps), mu=mu, window=window, contacts=cm)
+        ic = chk.check.in_contact
+        need = ~chk.feasible & ~ic.any(axis=1)
     need = _dilate(need, max(1, int(round(pad * fps)))) & ~ic.any(axis=1)
     pts = cm.points(skel, q)  # (T, P, 3)
     floor = chk.floor
@@ -139,6 +167,18 @@ def plant_contacts(motion: Motion, contacts: ContactModel | None = None, mu: flo
             prev = best
         sup[t] = prev
         planted[t] = low[t] < low[t, prev] + 0.03
+    # a hold shorter than the check's Savitzky-Golay window is smoothed away by it: widen each
+    # held run by the window on both sides, while the foot is low (a stance, not a swing)
+    k = int(round(window * fps))
+    low_enough = low < 0.07
+    for a in range(A):
+        wide = _dilate(planted[:, a], k)
+        for s_, e_ in _runs(wide):
+            if planted[s_:e_, a].any():
+                seg = np.arange(s_, e_)
+                core = seg[planted[s_:e_, a]]
+                keep = (seg >= core[0]) & (seg <= core[-1]) | low_enough[s_:e_, a]
+                planted[seg[keep], a] = True
     # (c) a support carried along for long: move the root against it
     carried = np.zeros(T, dtype=bool)
     has = sup >= 0
@@ -198,9 +238,16 @@ def plant_contacts(motion: Motion, contacts: ContactModel | None = None, mu: flo
                     offset[:2] *= max_offset / nrm
             if not need_run and not offset.any():
                 continue
-            if need_run:  # held still where the stance started, on the floor
-                anchor = s - 1 if s > 0 and ic[s - 1, a] else s
-                X = np.repeat(pts[anchor, P_a][None], e - s, 0)
+            if need_run:  # the input's foot, slowed to ``hold_speed`` and put on the floor
+                Xin = pts[s:e, P_a]
+                c_in = Xin.mean(axis=1)
+                step = np.diff(c_in[:, :2], axis=0)
+                ns = np.hypot(step[:, 0], step[:, 1])
+                lim = hold_speed / fps
+                step *= np.minimum(1.0, lim / np.maximum(ns, 1e-12))[:, None]
+                c = np.repeat(c_in[:1], e - s, 0)
+                c[1:, :2] += np.cumsum(step, axis=0)
+                X = Xin - c_in[:, None] + c[:, None]
                 X[..., 2] -= X[:, :, 2].min(axis=1, keepdims=True) - floor - clearance
             else:  # the input's own stance, moved
                 X = pts[s:e, P_a].copy()
@@ -227,7 +274,7 @@ def plant_contacts(motion: Motion, contacts: ContactModel | None = None, mu: flo
         for t in np.flatnonzero(weight[:, a] > 0):
             q[t] = _hold(skel, q[t], dofs, joints, cm.point_local[P_a], target[t, P_a],
                          reference_weight, iterations)
-    return PlantResult(Motion(skel, q, fps, dict(motion.meta)), planted, shift, n_need)
+    return PlantResult(Motion(skel, q, fps, dict(motion.meta)), planted, shift, n_need, frozen)
 
 
 def _hold(skel, q0: np.ndarray, dofs: np.ndarray, joints: np.ndarray, local: np.ndarray,
