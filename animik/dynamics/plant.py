@@ -90,8 +90,9 @@ def plant_contacts(motion: Motion, contacts: ContactModel | None = None, mu: flo
                    window: float = 0.1, pad: float = 0.05, blend: float = 0.1,
                    clearance: float = 0.005, carry_speed: float = 0.3, carry_time: float = 0.5,
                    reference_weight: float = 1e-2, iterations: int = 12, margin: float = 0.02,
-                   relocate_fraction: float = 0.3, max_offset: float = 0.15,
-                   hold_speed: float = 0.15, transient: float = 0.25) -> PlantResult:
+                   relocate_fraction: float = 0.2, max_offset: float = 0.25,
+                   hold_speed: float = 0.15, transient: float = 0.25,
+                   slide_speed: float = 0.2) -> PlantResult:
     """Give every infeasible frame without a contact a planted support (module docstring).
 
     Args:
@@ -108,6 +109,7 @@ def plant_contacts(motion: Motion, contacts: ContactModel | None = None, mu: flo
         relocate_fraction: a stance is moved when more than this share of its frames has the
             ZMP outside (or within ``margin`` of the edge).
         max_offset: m, the largest move of a stance.
+        slide_speed: m/s, how fast a moved stance may change its offset.
         transient: s, the longest start or end transient that is held still (a').
         hold_speed: m/s, a held foot follows the input's foot no faster than this (the
             detector's entry speed is 0.35 m/s).
@@ -217,10 +219,12 @@ def plant_contacts(motion: Motion, contacts: ContactModel | None = None, mu: flo
         P_a = np.flatnonzero(cm.point_area == a)
         for s, e in _runs(support[:, a]):
             need_run = planted[s:e, a].any()
-            # (d1) where the ZMP needs the foot: the mean push out of the polygon
-            push, outside = np.zeros(2), 0
+            # (d1) where the ZMP needs the foot: on single-support frames whose ZMP is outside
+            # (or within ``margin`` of the edge), the push that puts it ``margin`` inside;
+            # smoothed, and sliding no faster than ``slide_speed`` (a stance the detector keeps)
+            push = np.zeros((e - s, 2))
             for t in range(s, e):
-                if not np.isfinite(zmp[t]).all():
+                if not np.isfinite(zmp[t]).all() or support[t].sum() != 1:
                     continue
                 sel = support[t][cm.point_area]
                 m_ = _support.hull(np.ascontiguousarray(pts[t, sel, :2]), hull_out)
@@ -228,14 +232,18 @@ def plant_contacts(motion: Motion, contacts: ContactModel | None = None, mu: flo
                 if d < margin:
                     v = zmp[t] - near
                     nv = float(np.hypot(*v))
-                    push += v + (margin * v / nv if nv > 1e-9 else 0.0)
-                    outside += 1
-            offset = np.zeros(3)
-            if outside > relocate_fraction * (e - s):
-                offset[:2] = push / outside
-                nrm = float(np.hypot(*offset[:2]))
-                if nrm > max_offset:
-                    offset[:2] *= max_offset / nrm
+                    push[t - s] = v + (margin * v / nv if nv > 1e-9 else 0.0)
+            offset = np.zeros((e - s, 3))
+            if (push != 0).any(axis=1).mean() > relocate_fraction:
+                o = _smooth(push, max(1, int(round(0.3 * fps))))
+                nrm = np.hypot(o[:, 0], o[:, 1])
+                o *= np.minimum(1.0, max_offset / np.maximum(nrm, 1e-12))[:, None]
+                lim = slide_speed / fps
+                for t in range(1, e - s):  # rate limit, both ways
+                    o[t] = o[t - 1] + np.clip(o[t] - o[t - 1], -lim, lim)
+                for t in range(e - s - 2, -1, -1):
+                    o[t] = o[t + 1] + np.clip(o[t] - o[t + 1], -lim, lim)
+                offset[:, :2] = o
             if not need_run and not offset.any():
                 continue
             if need_run:  # the input's foot, slowed to ``hold_speed`` and put on the floor
@@ -251,7 +259,7 @@ def plant_contacts(motion: Motion, contacts: ContactModel | None = None, mu: flo
                 X[..., 2] -= X[:, :, 2].min(axis=1, keepdims=True) - floor - clearance
             else:  # the input's own stance, moved
                 X = pts[s:e, P_a].copy()
-            X += offset
+            X += offset[:, None]
             lo_, hi_ = max(0, s - nb), min(T, e + nb)
             for t in range(lo_, hi_):
                 if s <= t < e:
