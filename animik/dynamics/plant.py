@@ -92,7 +92,7 @@ def plant_contacts(motion: Motion, contacts: ContactModel | None = None, mu: flo
                    reference_weight: float = 1e-2, iterations: int = 12, margin: float = 0.02,
                    relocate_fraction: float = 0.2, max_offset: float = 0.25,
                    hold_speed: float = 0.15, transient: float = 0.25,
-                   slide_speed: float = 0.2) -> PlantResult:
+                   slide_speed: float = 0.2, relocate_min: float = 1.0) -> PlantResult:
     """Give every infeasible frame without a contact a planted support (module docstring).
 
     Args:
@@ -110,6 +110,8 @@ def plant_contacts(motion: Motion, contacts: ContactModel | None = None, mu: flo
             ZMP outside (or within ``margin`` of the edge).
         max_offset: m, the largest move of a stance.
         slide_speed: m/s, how fast a moved stance may change its offset.
+        relocate_min: s, only stances at least this long are moved (standing on a foot, not a
+            walking step, whose ZMP rolls over the sole anyway).
         transient: s, the longest start or end transient that is held still (a').
         hold_speed: m/s, a held foot follows the input's foot no faster than this (the
             detector's entry speed is 0.35 m/s).
@@ -234,7 +236,7 @@ def plant_contacts(motion: Motion, contacts: ContactModel | None = None, mu: flo
                     nv = float(np.hypot(*v))
                     push[t - s] = v + (margin * v / nv if nv > 1e-9 else 0.0)
             offset = np.zeros((e - s, 3))
-            if (push != 0).any(axis=1).mean() > relocate_fraction:
+            if e - s >= relocate_min * fps and (push != 0).any(axis=1).mean() > relocate_fraction:
                 o = _smooth(push, max(1, int(round(0.3 * fps))))
                 nrm = np.hypot(o[:, 0], o[:, 1])
                 o *= np.minimum(1.0, max_offset / np.maximum(nrm, 1e-12))[:, None]

@@ -6,6 +6,7 @@ carried along, a root moved against its support; the written clip passes the ind
 from __future__ import annotations
 
 import numpy as np
+from conftest import SHARED_BVH, needs_shared
 
 import animik
 from animik.cli import main
@@ -105,3 +106,17 @@ def test_plant_leaves_a_feasible_clip_alone():
     pr = plant_contacts(m)
     assert pr.frames == 0 and not pr.planted.any()
     assert np.array_equal(pr.motion.q, m.q)
+
+
+@needs_shared
+def test_mocapbank_on_body95_planted_and_feasible(tmp_path, capsys):
+    """The shared mocapbank clip retargeted onto body95 (147 infeasible frames without a
+    contact: both feet 4-6 cm up; a 5 s stand on one leg with the ZMP 12-15 cm beside the
+    foot): with --plant the written clip passes the independent check."""
+    src = SHARED_BVH / "mocapbank" / "test_mocapbank.bvh"
+    ret = tmp_path / "ret"
+    assert main(["retarget", str(src), "--to", "body95", "--out", str(ret), "--quiet"]) == 0
+    clip, out = ret / "test_mocapbank.bvh", tmp_path / "o.bvh"
+    assert _verdict(clip, capsys) == 5
+    assert main(["filter", str(clip), "-o", str(out), "--model", "body95", "--plant"]) == 0
+    assert _verdict(out, capsys) == 0
