@@ -435,8 +435,9 @@ def plant_and_correct(motion: Motion, options: FilterOptions | None = None, pass
         plants.append(pl)
         res = correct_clip(pl.motion, opt, contacts=cm)
         bad = ~res.check.feasible
-        if best is None or bad.sum() < (~best.check.feasible).sum():
-            best = res
+        if best is not None and bad.sum() >= (~best.check.feasible).sum():
+            break  # no progress: another pass would start from a worse clip
+        best = res
         if not bad.any():
             break
         cur = res.motion  # again from here: re-planted if needed, a fresh correction otherwise

@@ -14,7 +14,8 @@ method A's correction (:mod:`animik.dynamics.correct`) such frames get a support
     through a heel-strike / toe-off the detector missed), else the lowest one, kept while it
     stays within 2 cm of the lowest (hysteresis);
 (c) **root drift** (a treadmill, a body carried along): where a support moves faster than
-    ``carry_speed`` for longer than ``carry_time``, the root is shifted by minus its horizontal
+    ``carry_speed`` (its velocity averaged over ``carry_time``: a foot spinning on its toes is
+    not carried) for longer than ``carry_time``, the root is shifted by minus its horizontal
     velocity (integrated, smoothed) and lowered by its height above the floor, so the support
     stands still on the floor; the rest of the clip keeps its shape (a constant offset);
 (d) **hold the foot**: the support area's sole points follow the input's foot slowed to
@@ -190,7 +191,10 @@ def plant_contacts(motion: Motion, contacts: ContactModel | None = None, mu: flo
     sv[has] = vel[np.flatnonzero(has), sup[has]]
     sh = np.zeros(T)
     sh[has] = low[np.flatnonzero(has), sup[has]] - clearance
-    fast = has & (np.hypot(sv[:, 0], sv[:, 1]) > carry_speed)
+    # a belt carries the support one way; a foot spinning on its toes moves its points' mean in
+    # circles: the velocity averaged over ``carry_time`` tells them apart
+    sva = _smooth(sv, max(1, int(round(carry_time * fps))))
+    fast = has & (np.hypot(sva[:, 0], sva[:, 1]) > carry_speed)
     for s, e in _runs(_dilate(fast, int(round(0.1 * fps))) & has):
         if e - s >= carry_time * fps:
             carried[s:e] = True
