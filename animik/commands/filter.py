@@ -16,13 +16,17 @@ import json
 import sys
 import time
 
+import numpy as np
+
 from .. import _cli_args as _args
-from ..dynamics.correct import correct_clip
+from ..dynamics.correct import correct_clip, plant_and_correct
 from ..dynamics.filter import FilterDivergedError, FilterOptions
 from ..dynamics.method_b import method_b_clip
+from ..dynamics.model import with_model_of
 from ..io._atomic import atomic_write
 from ..io.bvh import read_bvh
 from ..io.bvh_compat import write_bvh_compatible
+from ..motion import Motion
 from ..retarget import retarget
 from ..rigs import load_rig
 
@@ -41,6 +45,8 @@ exit codes:
 examples:
   animik filter walk.bvh -o walk_filtered.bvh
   animik filter walk.bvh -o out.bvh --rig body95 --json report.json
+  animik filter louise.bvh -o out.bvh --rig body95 --plant
+  animik filter ret/louise.bvh -o out.bvh --model body95 --plant   (after animik retarget --to body95)
 """
 
 
@@ -61,8 +67,15 @@ def add_parser(subparsers) -> argparse.ArgumentParser:
                         "B: operational-space inverse inertia with contact springs and "
                         "dampers, simulated (animik.dynamics.method_b)")
     p.add_argument("--rig", default=None, help="retarget onto this rig first")
+    p.add_argument("--model", default=None, metavar="RIG",
+                   help="the clip is RIG's motion written to BVH (by animik retarget): filter it "
+                        "with RIG's masses and soles (BVH stores none)")
     p.add_argument("--mu", type=_args.number(0.0, 10.0, "a friction coefficient", lo_open=True),
                    default=0.7, help="friction coefficient (default 0.7)")
+    p.add_argument("--plant", action="store_true",
+                   help="method A: first give infeasible frames without a detected contact a "
+                        "planted support (the foot held on the floor by leg IK, a carried body "
+                        "moved against its support; animik.dynamics.plant)")
     p.add_argument("--json", default=None, metavar="OUT.json", help="write the report")
     p.set_defaults(func=run)
     return p
@@ -82,12 +95,26 @@ def _ranges(frames: list[int]) -> str:
 def run(args: argparse.Namespace) -> int:
     t0 = time.perf_counter()
     opts = FilterOptions(mu=args.mu).checked()
+    if args.rig and args.model:
+        print("animik filter: error: --rig and --model exclude each other", file=sys.stderr)
+        return EXIT_USAGE
     motion = read_bvh(args.clip)
     if args.rig:
         motion = retarget(motion, load_rig(args.rig))
+    elif args.model:
+        motion = Motion(with_model_of(motion.skeleton, load_rig(args.model)), motion.q,
+                        motion.fps, dict(motion.meta))
     # B: seed D method B (contact springs, inverse inertia), simulated (animik.dynamics.method_b)
+    planted, plants = None, []
     try:
-        res = correct_clip(motion, opts) if args.method == "A" else method_b_clip(motion, opts)
+        if args.method == "A":
+            if args.plant:
+                res, plants = plant_and_correct(motion, opts)
+                planted = plants[0]
+            else:
+                res = correct_clip(motion, opts)
+        else:
+            res = method_b_clip(motion, opts)
     except FilterDivergedError as e:  # method B's body fell: goal not met, nothing written
         print(f"animik filter: goal not met: {e}; nothing written", file=sys.stderr)
         if args.json:
@@ -99,6 +126,18 @@ def run(args: argparse.Namespace) -> int:
                 return EXIT_OS
         return EXIT_NOT_MET
     r = res.report(motion)
+    if planted is not None:
+        r["planted"] = {"passes": len(plants), "frames_without_contact": planted.frames,
+                        "planted_frames_per_area": [int(sum(p.planted[:, a].sum() for p in plants))
+                                                    for a in range(planted.planted.shape[1])],
+                        "root_shift_max_cm": round(float(max(np.abs(p.root_shift).max()
+                                                             for p in plants)) * 100, 3),
+                        "transient_frames_held": int(planted.frozen.sum())}
+        pr = r["planted"]
+        print(f"  planted ({len(plants)} passes): {planted.frames} infeasible frames without "
+              f"contact; frames held per area {pr['planted_frames_per_area']}; root moved up to "
+              f"{pr['root_shift_max_cm']} cm; {pr['transient_frames_held']} start/end transient "
+              f"frames held still")
     T = r["frames"]
     print(f"{args.clip}{' -> ' + args.rig if args.rig else ''}: {T} frames; infeasible frames "
           f"{r['infeasible_frames_input']} in the input, per round {r['rounds']}")

@@ -410,3 +410,37 @@ def _qp_step(filt, chk, q, motion, slides, upper, ops, R, mu_in, dirs, weight, m
         return q, False
     x = res.x[:nx].reshape(T, k)
     return q + np.einsum("tnk,tk->tn", E_all, x), True
+
+
+def plant_and_correct(motion: Motion, options: FilterOptions | None = None, passes: int = 4,
+                      contacts: ContactModel | None = None):
+    """:func:`animik.dynamics.plant.plant_contacts` then :func:`correct_clip`, repeated on the
+    corrected clip (at most ``passes`` times) while any frame stays infeasible (the correction's
+    root shift can lift a held foot again; a fresh correction from the last one reaches further
+    than its trust region). The best pass (fewest infeasible frames) is kept.
+
+    Returns:
+        ``(CorrectionResult, [PlantResult per pass])``; the result's ``input_check`` is the
+        check of ``motion`` (the report compares with the input clip).
+    """
+    from .plant import plant_contacts
+
+    opt = (options or FilterOptions()).checked()
+    cm = contacts or contact_model_for_clip(motion.skeleton, motion.q)
+    t0 = time.perf_counter()
+    first = check_clip(motion, mu=opt.mu, window=opt.window, contacts=cm)
+    cur, best, plants = motion, None, []
+    for _ in range(passes):
+        pl = plant_contacts(cur, cm, mu=opt.mu, window=opt.window)
+        plants.append(pl)
+        res = correct_clip(pl.motion, opt, contacts=cm)
+        bad = ~res.check.feasible
+        if best is not None and bad.sum() >= (~best.check.feasible).sum():
+            break  # no progress: another pass would start from a worse clip
+        best = res
+        if not bad.any():
+            break
+        cur = res.motion  # again from here: re-planted if needed, a fresh correction otherwise
+    best.input_check = first
+    best.seconds = time.perf_counter() - t0
+    return best, plants

@@ -1,0 +1,311 @@
+"""Plant the feet of frames the check finds without any contact (docs/dynamics.md section 5d).
+
+Seed D's check needs a contact to accept any floor force; a frame where the body is carried
+(the mocap's feet hover above the estimated floor, skate at walking speed, or stand on a
+moving treadmill belt) has none, and no wrench correction makes such a frame ballistic. Before
+method A's correction (:mod:`animik.dynamics.correct`) such frames get a support:
+
+(a) **which frames**: infeasible frames without a detected contact (check as ``animik
+    feasibility`` runs it), widened by ``pad`` seconds;
+(a') **start and end transients**: the first or last frames (at most ``transient`` s)
+    infeasible without a contact (a calibration pose, retargeting's IK settling) are held at
+    the first pose after them (the last before them);
+(b) **which foot**: the contact area that was in contact just before (a stance extended
+    through a heel-strike / toe-off the detector missed), else the lowest one, kept while it
+    stays within 2 cm of the lowest (hysteresis);
+(c) **root drift** (a treadmill, a body carried along): where a support moves faster than
+    ``carry_speed`` (its velocity averaged over ``carry_time``: a foot spinning on its toes is
+    not carried) for longer than ``carry_time``, the root is shifted by minus its horizontal
+    velocity (integrated, smoothed) and lowered by its height above the floor, so the support
+    stands still on the floor; the rest of the clip keeps its shape (a constant offset);
+(d) **hold the foot**: the support area's sole points follow the input's foot slowed to
+    ``hold_speed`` (so the detector sees a stance) and lowered onto the floor, blended in and
+    out over ``blend`` seconds, by a damped Gauss-Newton IK on the leg's DoFs only (root,
+    trunk, other limbs untouched) pulled toward the input pose; a stance whose polygon misses
+    the ZMP of most of its frames is moved toward it (the support placed where the required
+    wrench needs it).
+
+Nothing here checks feasibility: method A runs on the planted clip and the command checks the
+written file.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from ..motion import Motion
+from . import _support
+from .clip import check_clip
+from .contacts import ContactModel, contact_model_for_clip
+from .opspace import _axes_and_mass, _jacobian
+
+
+@dataclass
+class PlantResult:
+    """The planted clip and what was planted.
+
+    Attributes:
+        motion: the clip with the supports planted (the input when nothing was needed).
+        planted: ``(T, A)`` bool, frames where an area is held as a support.
+        root_shift: ``(T, 3)`` m, the translation added to the root (c).
+        frames: number of frames that had no contact and were infeasible (a).
+        frozen: ``(T,)`` bool, transient frames held still (a').
+    """
+
+    motion: Motion
+    planted: np.ndarray
+    root_shift: np.ndarray
+    frames: int
+    frozen: np.ndarray
+
+
+def _dilate(mask: np.ndarray, n: int) -> np.ndarray:
+    out = mask.copy()
+    for s in range(1, n + 1):
+        out[s:] |= mask[:-s]
+        out[:-s] |= mask[s:]
+    return out
+
+
+def _smooth(a: np.ndarray, n: int) -> np.ndarray:
+    """Centred moving average over ``n`` samples (edges repeated), twice (a triangle)."""
+    if n <= 1:
+        return a
+    for _ in range(2):
+        lo, hi = n // 2, n - 1 - n // 2
+        pad = np.concatenate([np.repeat(a[:1], lo, 0), a, np.repeat(a[-1:], hi, 0)])
+        c = np.concatenate([np.zeros((1,) + a.shape[1:]), np.cumsum(pad, axis=0)])
+        a = (c[n:] - c[:-n]) / n
+    return a
+
+
+def _runs(mask: np.ndarray) -> list[tuple[int, int]]:
+    """``[start, end)`` of the runs of True."""
+    d = np.diff(np.concatenate([[0], mask.astype(np.int8), [0]]))
+    return list(zip(np.flatnonzero(d == 1), np.flatnonzero(d == -1), strict=True))
+
+
+def plant_contacts(motion: Motion, contacts: ContactModel | None = None, mu: float = 0.7,
+                   window: float = 0.1, pad: float = 0.05, blend: float = 0.1,
+                   clearance: float = 0.005, carry_speed: float = 0.3, carry_time: float = 0.5,
+                   reference_weight: float = 1e-2, iterations: int = 12, margin: float = 0.02,
+                   relocate_fraction: float = 0.2, max_offset: float = 0.25,
+                   hold_speed: float = 0.15, transient: float = 0.25,
+                   slide_speed: float = 0.2, relocate_min: float = 1.0) -> PlantResult:
+    """Give every infeasible frame without a contact a planted support (module docstring).
+
+    Args:
+        motion: the clip (free root with three slides).
+        contacts: contact areas (default :func:`contact_model_for_clip`).
+        mu, window: as the check (:func:`check_clip`).
+        pad: seconds added around the frames without contact.
+        blend: seconds over which a held foot eases in and out.
+        clearance: m, the held sole's lowest point above the floor.
+        carry_speed, carry_time: m/s and s of a support moving along (c).
+        reference_weight: m^2/rad^2, pull of the leg IK toward the input pose.
+        iterations: Gauss-Newton iterations per frame.
+        margin: m, how far inside its stance's polygon a moved stance puts the ZMP.
+        relocate_fraction: a stance is moved when more than this share of its frames has the
+            ZMP outside (or within ``margin`` of the edge).
+        max_offset: m, the largest move of a stance.
+        slide_speed: m/s, how fast a moved stance may change its offset.
+        relocate_min: s, only stances at least this long are moved (standing on a foot, not a
+            walking step, whose ZMP rolls over the sole anyway).
+        transient: s, the longest start or end transient that is held still (a').
+        hold_speed: m/s, a held foot follows the input's foot no faster than this (the
+            detector's entry speed is 0.35 m/s).
+
+    Returns:
+        :class:`PlantResult`.
+    """
+    skel = motion.skeleton
+    cm = contacts or contact_model_for_clip(skel, motion.q)
+    chk = check_clip(motion, mu=mu, window=window, contacts=cm)
+    T, A = chk.check.in_contact.shape
+    ic = chk.check.in_contact
+    need = ~chk.feasible & ~ic.any(axis=1)
+    n_need = int(need.sum())
+    q = np.array(motion.q, dtype=float)
+    shift = np.zeros((T, 3))
+    planted = np.zeros((T, A), dtype=bool)
+    if not n_need or A == 0:
+        return PlantResult(Motion(skel, q, motion.fps, dict(motion.meta)), planted, shift, 0,
+                           np.zeros(T, dtype=bool))
+    fps = motion.fps
+    # (a') a start or end transient (a calibration pose, the retargeting IK settling): the
+    # clip's first / last frames infeasible without a contact, at most ``transient`` s, are
+    # held at the first / last pose after / before them
+    kmax = int(round(transient * fps))
+    frozen = np.zeros(T, dtype=bool)
+    for s_, e_ in _runs(need):
+        if s_ == 0 and e_ <= kmax and e_ < T:
+            q[:e_] = q[e_]
+            frozen[:e_] = True
+        elif e_ == T and T - s_ <= kmax and s_ > 0:
+            q[s_:] = q[s_ - 1]
+            frozen[s_:] = True
+    if frozen.any():
+        chk = check_clip(Motion(skel, q, motion.fps), mu=mu, window=window, contacts=cm)
+        ic = chk.check.in_contact
+        need = ~chk.feasible & ~ic.any(axis=1)
+    need = _dilate(need, max(1, int(round(pad * fps)))) & ~ic.any(axis=1)
+    pts = cm.points(skel, q)  # (T, P, 3)
+    floor = chk.floor
+    low = np.stack([pts[:, cm.point_area == a, 2].min(axis=1) for a in range(A)], 1) - floor
+    mid = np.stack([pts[:, cm.point_area == a].mean(axis=1) for a in range(A)], 1)
+    vel = np.gradient(mid[..., :2], 1.0 / fps, axis=0)  # (T, A, 2)
+    # (b) the supports of each frame in need: the area in contact just before (a stance the
+    # detector let go too early), else the lowest; plus every area within 3 cm of the lowest
+    sup = -np.ones(T, dtype=np.int64)
+    prev = -1
+    for t in range(T):
+        if ic[t].any():
+            prev = int(np.flatnonzero(ic[t])[np.argmin(low[t, ic[t]])])
+            continue
+        if not need[t]:
+            prev = -1
+            continue
+        best = int(np.argmin(low[t]))
+        if prev < 0 or low[t, prev] > low[t, best] + 0.02:
+            prev = best
+        sup[t] = prev
+        planted[t] = low[t] < low[t, prev] + 0.03
+    # a hold shorter than the check's Savitzky-Golay window is smoothed away by it: widen each
+    # held run by the window on both sides, while the foot is low (a stance, not a swing)
+    k = int(round(window * fps))
+    low_enough = low < 0.07
+    for a in range(A):
+        wide = _dilate(planted[:, a], k)
+        for s_, e_ in _runs(wide):
+            if planted[s_:e_, a].any():
+                seg = np.arange(s_, e_)
+                core = seg[planted[s_:e_, a]]
+                keep = (seg >= core[0]) & (seg <= core[-1]) | low_enough[s_:e_, a]
+                planted[seg[keep], a] = True
+    # (c) a support carried along for long: move the root against it
+    carried = np.zeros(T, dtype=bool)
+    has = sup >= 0
+    sv = np.zeros((T, 2))
+    sv[has] = vel[np.flatnonzero(has), sup[has]]
+    sh = np.zeros(T)
+    sh[has] = low[np.flatnonzero(has), sup[has]] - clearance
+    # a belt carries the support one way; a foot spinning on its toes moves its points' mean in
+    # circles: the velocity averaged over ``carry_time`` tells them apart
+    sva = _smooth(sv, max(1, int(round(carry_time * fps))))
+    fast = has & (np.hypot(sva[:, 0], sva[:, 1]) > carry_speed)
+    for s, e in _runs(_dilate(fast, int(round(0.1 * fps))) & has):
+        if e - s >= carry_time * fps:
+            carried[s:e] = True
+    if carried.any():
+        n = max(1, int(round(0.2 * fps)))
+        u = _smooth(np.where(carried[:, None], -sv, 0.0), n)
+        shift[:, :2] = np.cumsum(u, axis=0) / fps
+        shift[:, 2] = _smooth(np.where(carried, -sh, 0.0), n)
+        root = int(np.flatnonzero(skel.parents < 0)[0])
+        rd = np.array(list(skel.joint_dofs(root)), dtype=np.int64)
+        slides = rd[skel.dof_type[rd] == 1]
+        # the slides' world directions (the root's first DoFs: the same in every frame)
+        Sr = _axes_and_mass(skel, q[0])[2][slides, 3:]
+        q[:, slides] += np.linalg.solve(Sr.T, shift.T).T
+        pts = cm.points(skel, q)
+    # (d) every stance (detected or planted) of an area, held; a stance whose polygon misses
+    # the ZMP of most of its frames is moved toward it (the support where the wrench needs it)
+    support = ic | planted
+    zmp = chk.check.zmp[:, :2]
+    nb = max(1, int(round(blend * fps)))
+    anc = skel.joint_ancestor_mask
+    root = int(np.flatnonzero(skel.parents < 0)[0])
+    weight = np.zeros((T, A))
+    target = np.array(pts)  # (T, P, 3)
+    near = np.empty(2)
+    hull_out = np.empty((cm.point_area.shape[0], 2))
+    for a in range(A):
+        P_a = np.flatnonzero(cm.point_area == a)
+        for s, e in _runs(support[:, a]):
+            need_run = planted[s:e, a].any()
+            # (d1) where the ZMP needs the foot: on single-support frames whose ZMP is outside
+            # (or within ``margin`` of the edge), the push that puts it ``margin`` inside;
+            # smoothed, and sliding no faster than ``slide_speed`` (a stance the detector keeps)
+            push = np.zeros((e - s, 2))
+            for t in range(s, e):
+                if not np.isfinite(zmp[t]).all() or support[t].sum() != 1:
+                    continue
+                sel = support[t][cm.point_area]
+                m_ = _support.hull(np.ascontiguousarray(pts[t, sel, :2]), hull_out)
+                d = _support.signed_distance(hull_out[:m_], m_, zmp[t, 0], zmp[t, 1], near)
+                if d < margin:
+                    v = zmp[t] - near
+                    nv = float(np.hypot(*v))
+                    push[t - s] = v + (margin * v / nv if nv > 1e-9 else 0.0)
+            offset = np.zeros((e - s, 3))
+            if e - s >= relocate_min * fps and (push != 0).any(axis=1).mean() > relocate_fraction:
+                o = _smooth(push, max(1, int(round(0.3 * fps))))
+                nrm = np.hypot(o[:, 0], o[:, 1])
+                o *= np.minimum(1.0, max_offset / np.maximum(nrm, 1e-12))[:, None]
+                lim = slide_speed / fps
+                for t in range(1, e - s):  # rate limit, both ways
+                    o[t] = o[t - 1] + np.clip(o[t] - o[t - 1], -lim, lim)
+                for t in range(e - s - 2, -1, -1):
+                    o[t] = o[t + 1] + np.clip(o[t] - o[t + 1], -lim, lim)
+                offset[:, :2] = o
+            if not need_run and not offset.any():
+                continue
+            if need_run:  # the input's foot, slowed to ``hold_speed`` and put on the floor
+                Xin = pts[s:e, P_a]
+                c_in = Xin.mean(axis=1)
+                step = np.diff(c_in[:, :2], axis=0)
+                ns = np.hypot(step[:, 0], step[:, 1])
+                lim = hold_speed / fps
+                step *= np.minimum(1.0, lim / np.maximum(ns, 1e-12))[:, None]
+                c = np.repeat(c_in[:1], e - s, 0)
+                c[1:, :2] += np.cumsum(step, axis=0)
+                X = Xin - c_in[:, None] + c[:, None]
+                X[..., 2] -= X[:, :, 2].min(axis=1, keepdims=True) - floor - clearance
+            else:  # the input's own stance, moved
+                X = pts[s:e, P_a].copy()
+            X += offset[:, None]
+            lo_, hi_ = max(0, s - nb), min(T, e + nb)
+            for t in range(lo_, hi_):
+                if s <= t < e:
+                    w, Xt = 1.0, X[t - s]
+                elif t < s:
+                    w, Xt = (t - lo_ + 1) / (s - lo_ + 1), X[0] - pts[s, P_a] + pts[t, P_a]
+                else:
+                    w, Xt = (hi_ - t) / (hi_ - e + 1), X[-1] - pts[e - 1, P_a] + pts[t, P_a]
+                if w > weight[t, a]:
+                    weight[t, a] = w
+                    target[t, P_a] = (1 - w) * pts[t, P_a] + w * Xt
+    for a in range(A):
+        P_a = np.flatnonzero(cm.point_area == a)
+        joints = cm.point_joint[P_a]
+        legj = anc[np.unique(joints)].any(axis=0)
+        legj[root] = False
+        dofs = np.flatnonzero(legj[skel.dof_joint])
+        if not len(dofs):
+            continue
+        for t in np.flatnonzero(weight[:, a] > 0):
+            q[t] = _hold(skel, q[t], dofs, joints, cm.point_local[P_a], target[t, P_a],
+                         reference_weight, iterations)
+    return PlantResult(Motion(skel, q, fps, dict(motion.meta)), planted, shift, n_need, frozen)
+
+
+def _hold(skel, q0: np.ndarray, dofs: np.ndarray, joints: np.ndarray, local: np.ndarray,
+          X: np.ndarray, lam: float, iterations: int) -> np.ndarray:
+    """Damped Gauss-Newton on ``dofs``: points ``local`` of ``joints`` to ``X``, pulled toward
+    ``q0`` with weight ``lam``."""
+    q = q0.copy()
+    for _ in range(iterations):
+        Rw, pw, S, _ = _axes_and_mass(skel, q)
+        x = pw[joints] + np.einsum("pab,pb->pa", Rw[joints], local)
+        r = (X - x).ravel()
+        if np.abs(r).max() < 1e-4:
+            break
+        Jf = _jacobian(skel, Rw, pw, S, joints, local, False)[:, dofs]
+        H = Jf.T @ Jf + lam * np.eye(len(dofs))
+        g = Jf.T @ r - lam * (q[dofs] - q0[dofs])
+        dq = np.linalg.solve(H, g)
+        big = np.abs(dq).max()
+        q[dofs] += dq * min(1.0, 0.2 / big) if big > 0 else dq  # <= 0.2 rad per step
+    return q
