@@ -199,7 +199,6 @@ def run(args: argparse.Namespace) -> int:
     # The first call loads (or compiles) numba's kernels: that is start-up, not solve time
     # (issue 13 item 9). The same solve is run again, warm, to time the solve itself; it is
     # deterministic and gives the same result.
-    t0 = time.perf_counter()
     result = solve_ik(skel, q0, targets, solver=args.solver, weights=weights, pinned=pinned,
                       **options)
     t1 = time.perf_counter()
