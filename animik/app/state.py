@@ -14,6 +14,7 @@ The document types are re-exported here (``from animik.app.state import Document
 from __future__ import annotations
 
 import collections
+import re
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -295,15 +296,45 @@ class AppState:
         self.messages.append(Message("info", text))
         del self.messages[:-8]
 
-    def default_save_path(self) -> Path:
+    def default_save_path(self, writable_scene: bool = True) -> Path:
+        """Where Ctrl+S writes: ``save_path``, else the scene file (when ``writable_scene``),
+        else ``<slug of the name>.scene.toml`` in the current folder."""
         if self.save_path is not None:
             return self.save_path
-        if self.scene_path is not None:
+        if self.scene_path is not None and writable_scene:
             return self.scene_path
-        name = (self.doc.name or self.doc.skeleton.name or "scene").replace("/", "_")
-        return Path.cwd() / f"{name}.scene.toml"
+        return Path.cwd() / f"{safe_slug(self.doc.name or self.doc.skeleton.name)}.scene.toml"
+
+    def mark_scene_path(self, path: Path | None, saved: bool = False) -> None:
+        """``path`` is the scene file of the current document, just opened (its history entry
+        remembers it, for undo / redo) or ``saved`` (so does the entry where it was opened)."""
+        self.scene_path = path
+        h = self.history
+        k = self._marked_index() if saved else None
+        for i in {h.index} | ({k} if k is not None else set()):
+            h.notes[i]["scene_path"] = path
+
+    def _marked_index(self) -> int | None:
+        h = self.history
+        for k in range(h.index, -1, -1):
+            if "scene_path" in h.notes[k]:
+                return k
+        return None
+
+    def restore_scene_path(self) -> None:
+        """After undo / redo: the scene file of the document brought back."""
+        k = self._marked_index()
+        if k is not None:
+            self.scene_path = self.history.notes[k]["scene_path"]
+
+
+def safe_slug(name: str) -> str:
+    """A file-name stem from a display name: letters, digits, ``.``, ``_`` and ``-`` only
+    (``"default: body95 standing"`` -> ``"default_body95_standing"``); ``"scene"`` if empty."""
+    slug = re.sub(r"[^A-Za-z0-9._-]+", "_", str(name)).strip("._-")
+    return slug or "scene"
 
 
 __all__ = ["FREE", "LIMIT_EPS", "MODES", "PINNED", "TARGET", "AppState", "Document", "Drag",
            "Effector", "History", "IKCache", "Message", "ModeData", "PoseKinematics",
-           "SolverSettings", "Stats", "ViewCache"]
+           "SolverSettings", "Stats", "ViewCache", "safe_slug"]

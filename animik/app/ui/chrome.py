@@ -90,8 +90,11 @@ def draw_menu_bar(state: AppState) -> None:
             imgui.end_menu()
         imgui.separator()
         if imgui.menu_item_simple("Save", "Ctrl+S"):
-            actions.save(state)
-        if imgui.menu_item_simple("Save as...", "Ctrl+Shift+S"):
+            if actions.needs_save_as(state):  # a shipped scene, a rig, a BVH: ask where
+                open_browser(state, "save")
+            else:
+                actions.save(state)
+        if imgui.menu_item_simple("Save As...", "Ctrl+Shift+S"):
             open_browser(state, "save")
         imgui.separator()
         if imgui.menu_item_simple("Import BVH as clip..."):

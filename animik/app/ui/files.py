@@ -24,7 +24,7 @@ def open_browser(state: AppState, mode: str) -> None:
     state.show_file_browser = True
     state.browser_mode = mode
     if mode == "save":
-        p = state.default_save_path()
+        p = actions.default_save_path(state)
         state.browser_dir = p.parent if p.parent.is_dir() else Path.cwd()
         state.browser_name = p.name
     elif mode == "export":
@@ -176,8 +176,6 @@ def draw_file_browser_panel(state: AppState) -> None:
             else:
                 if chosen.suffix.lower() != ".toml":
                     chosen = chosen.with_name(chosen.name + ".toml")
-                if actions.save(state, chosen) is not None:
-                    state.save_path = None
-                    state.scene_path = chosen
+                if actions.save(state, chosen) is not None:  # now the document's file
                     state.show_file_browser = False
     imgui.end()
