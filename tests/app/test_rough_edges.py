@@ -3,10 +3,6 @@ character, retarget mode keeping the document's clips and pins, idle redraws, pa
 
 from __future__ import annotations
 
-from pathlib import Path
-
-import numpy as np
-import pytest
 from app_helpers import SIZE, app, gui_key, make_state  # noqa: F401
 
 from animik.app import actions
