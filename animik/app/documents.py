@@ -211,6 +211,7 @@ def save(state: AppState, path: str | Path | None = None) -> Path | None:
     except USER_ERRORS as e:
         state.error(f"Cannot save {path}: {describe(e)}")
         return None
+    state.write_dir = Path(out).parent
     if explicit:
         state.save_path = None
     if state.save_path is None:

@@ -223,6 +223,8 @@ class AppState:
     show_file_browser: bool = False
     browser_mode: str = "open"  # "open" | "save" | "export" (a clip) | "import" (a BVH as a clip)
     browser_dir: Path = field(default_factory=Path.cwd)
+    write_dir: Path | None = None  # the folder of the last file written (save, export): where
+    # the next save / export is proposed; None: the current working directory
     browser_name: str = ""  # file name typed in the browser
     show_help: bool = False
     browser_tolerance: bool = False  # Import BVH: reduce keys (else one key per frame)
@@ -298,12 +300,18 @@ class AppState:
 
     def default_save_path(self, writable_scene: bool = True) -> Path:
         """Where Ctrl+S writes: ``save_path``, else the scene file (when ``writable_scene``),
-        else ``<slug of the name>.scene.toml`` in the current folder."""
+        else ``<slug of the name>.scene.toml`` in :meth:`output_dir`."""
         if self.save_path is not None:
             return self.save_path
         if self.scene_path is not None and writable_scene:
             return self.scene_path
-        return Path.cwd() / f"{safe_slug(self.doc.name or self.doc.skeleton.name)}.scene.toml"
+        return self.output_dir() / f"{safe_slug(self.doc.name or self.doc.skeleton.name)}.scene.toml"
+
+    def output_dir(self) -> Path:
+        """Where new files are proposed: the folder last written to, else the current working
+        directory (never the package's ``scenes/`` or a source file's folder)."""
+        d = self.write_dir
+        return d if d is not None and d.is_dir() else Path.cwd()
 
     def mark_scene_path(self, path: Path | None, saved: bool = False) -> None:
         """``path`` is the scene file of the current document, just opened (its history entry

@@ -3,12 +3,23 @@ character, retarget mode keeping the document's clips and pins, idle redraws, pa
 
 from __future__ import annotations
 
-from app_helpers import SIZE, app, gui_key, make_state  # noqa: F401
+from pathlib import Path
+
+import numpy as np
+import pytest
+from app_helpers import SIZE, app, gui_click, gui_key, make_state  # noqa: F401
 
 from animik.app import actions
 from animik.app import keys as K
 from animik.app.state import safe_slug
 from animik.scene import load_scene
+
+
+@pytest.fixture(scope="module")
+def walk_bvh(tmp_path_factory):
+    from retarget_helpers import write_walker_bvh
+
+    return write_walker_bvh(tmp_path_factory.mktemp("walk") / "walk.bvh", frames=60, fps=30.0)
 
 
 def test_safe_slug():
@@ -32,8 +43,6 @@ def test_ctrl_s_never_overwrites_a_shipped_scene_and_follows_undo(app, tmp_path,
     assert shipped.read_bytes() == before and not list(tmp_path.iterdir())
     # the browser's Save button writes the proposed file; it becomes the document's
     x0, y0, x1, y1 = st.ui_rects["browser_ok"]
-    from app_helpers import gui_click
-
     gui_click(app, (x0 + x1) / 2, (y0 + y1) / 2)
     mine = tmp_path / "default_body95_standing.scene.toml"
     assert mine.is_file() and st.scene_path == mine and not st.show_file_browser
@@ -55,3 +64,32 @@ def test_ctrl_s_never_overwrites_a_shipped_scene_and_follows_undo(app, tmp_path,
     # redo the open: fig2 has no file again
     actions.redo(st)
     assert st.scene_path is None
+
+
+def test_export_and_retarget_paths_default_to_the_working_folder(app, tmp_path, monkeypatch,
+                                                                 walk_bvh):
+    """Export / Save As / the retarget export propose the cwd (then the last folder written),
+    never the package's scenes/ (the default scene's folder) nor the source BVH's folder."""
+    from animik.app import timeline
+    from animik.app.modes import retarget as rm
+    from animik.app.ui.files import open_browser
+
+    monkeypatch.chdir(tmp_path)
+    st = app.state
+    scenes = actions.scenes_dir()
+    assert st.browser_dir == scenes  # opening browses the shipped scenes; writing does not
+    timeline.key_pose(st)
+    for mode in ("export", "save"):
+        open_browser(st, mode)
+        assert st.browser_dir == tmp_path, mode
+    out = tmp_path / "sub"
+    out.mkdir()
+    assert timeline.export_current(st, out / "a.bvh") == out / "a.bvh"
+    open_browser(st, "export")
+    assert st.browser_dir == out  # the last folder used
+    open_browser(st, "save")
+    assert st.browser_dir == out
+    st.show_file_browser = False
+    assert rm.enter(st, str(walk_bvh), "body95", play=False)
+    path = rm.default_export_path(st)
+    assert path.parent == out and path.parent != Path(walk_bvh).parent

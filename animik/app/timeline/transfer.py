@@ -33,6 +33,7 @@ def export_current(state: AppState, path: str | Path) -> Path | None:
     except Exception as e:
         report(state, f"Cannot export clip {clip.name!r} to {path}", e)
         return None
+    state.write_dir = Path(out).parent
     state.info(f"Exported clip {clip.name!r} to {out}")
     return Path(out)
 

@@ -25,9 +25,10 @@ def open_browser(state: AppState, mode: str) -> None:
     state.browser_mode = mode
     if mode == "save":
         p = actions.default_save_path(state)
-        state.browser_dir = p.parent if p.parent.is_dir() else Path.cwd()
+        state.browser_dir = p.parent if p.parent.is_dir() else state.output_dir()
         state.browser_name = p.name
     elif mode == "export":
+        state.browser_dir = state.output_dir()  # not the package's scenes/ nor a source's folder
         clip = state.doc.current_clip
         name = (clip.name if clip is not None else "clip").replace("/", "_").replace(" ", "_")
         state.browser_name = f"{name}.glb"
