@@ -93,3 +93,36 @@ def test_export_and_retarget_paths_default_to_the_working_folder(app, tmp_path, 
     assert rm.enter(st, str(walk_bvh), "body95", play=False)
     path = rm.default_export_path(st)
     assert path.parent == out and path.parent != Path(walk_bvh).parent
+
+
+def test_import_bvh_as_clip_retargets_onto_the_current_character(app, walk_bvh):
+    """Animation › Import BVH as clip… on body95 with a clip and pinned feet: the walk is
+    retargeted onto body95 and added as a clip (one undo step); skeleton, clips, pins stay."""
+    from animik.app import timeline
+
+    st = app.state
+    timeline.key_pose(st)  # a clip of the user's
+    doc = st.doc
+    pins = [e.site for e in doc.effectors if e.mode == "pinned"]
+    assert pins and len(doc.clips) == 1
+    n_undo = st.history.index
+    assert timeline.import_bvh(st, walk_bvh)
+    assert st.skeleton is doc.skeleton and st.doc.clips[0] is doc.clips[0]
+    assert [c.name for c in st.doc.clips] == [doc.clips[0].name, "walk"] and st.doc.clip == 1
+    assert [e.site for e in st.doc.effectors if e.mode == "pinned"] == pins
+    assert st.history.index == n_undo + 1 and "retargeted onto body95" in st.messages[-1].text
+    m = st.doc.current_clip.to_motion()
+    assert m.skeleton is doc.skeleton and m.n_frames == 60
+    # the character walks: its pelvis travels forward about as far as the walker's hips (1 m/s,
+    # 2 s), scaled to body95
+    from animik.kinematics import joint_positions
+
+    pelvis = joint_positions(m.skeleton, m.q)[:, 0]
+    assert 1.0 < np.linalg.norm(pelvis[-1, :2] - pelvis[0, :2]) < 3.0
+    # a second import: a unique name
+    assert timeline.import_bvh(st, walk_bvh)
+    assert st.doc.clips[-1].name == "walk 2"
+    actions.undo(st)
+    actions.undo(st)
+    assert st.doc.clips == doc.clips and st.skeleton is doc.skeleton
+    app.frame()

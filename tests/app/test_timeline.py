@@ -400,6 +400,10 @@ def test_import_a_small_bvh_and_the_shared_ones(app, tmp_path):
     path = tmp_path / "small.bvh"
     animik.write_bvh(animik.Motion(skel, q, fps=24.0), path)
     ref = animik.read_bvh(path)
+    # opening a .bvh makes its motion the scene's clip
+    assert actions.open_into(st, path)
+    assert [c.name for c in st.doc.clips] == ["small"]
+    # importing a BVH on the document's own skeleton: its frames as they are
     assert tl.import_bvh(st, path)
     clip = st.doc.current_clip
     assert clip.fps == pytest.approx(24.0) and clip.track(0).n_keys == T
@@ -408,15 +412,13 @@ def test_import_a_small_bvh_and_the_shared_ones(app, tmp_path):
                                forward_kinematics(ref.skeleton, ref.q).joint_positions, atol=1e-9)
     assert tl.import_bvh(st, path, tolerance=np.radians(0.5), position_tolerance=1e-3)
     red = st.doc.current_clip
-    assert st.doc.clip == 1 and max(tr.n_keys for tr in red.tracks) < T
-    # opening a .bvh makes its motion the scene's clip
-    assert actions.open_into(st, path)
-    assert [c.name for c in st.doc.clips] == ["small"]
+    assert st.doc.clip == 2 and max(tr.n_keys for tr in red.tracks) < T
     for _ in range(2):
         app.frame()
     files = shared_bvh_files()
     for f in files:
         ref = animik.read_bvh(f)
+        assert actions.open_into(st, f)  # (onto another skeleton it is retargeted: elsewhere)
         assert tl.import_bvh(st, f), st.messages[-1].text
         m = st.doc.current_clip.to_motion()
         assert m.n_frames == ref.n_frames
