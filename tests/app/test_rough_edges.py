@@ -126,3 +126,58 @@ def test_import_bvh_as_clip_retargets_onto_the_current_character(app, walk_bvh):
     actions.undo(st)
     assert st.doc.clips == doc.clips and st.skeleton is doc.skeleton
     app.frame()
+
+
+def test_retarget_mode_gives_the_clips_and_pins_back(app, walk_bvh):
+    """Tools › Retarget… onto the current character hid its clips and dropped its pins:
+    leaving gives them back (pose too), with the baked clip added; undo steps in between."""
+    from animik.app import timeline
+    from animik.app.modes import retarget as rm
+
+    st = app.state
+    timeline.key_pose(st)
+    timeline.rename_clip(st, "mine")
+    before = st.doc
+    pins = {e.site: e.position.copy() for e in before.effectors if e.mode == "pinned"}
+    assert set(pins) == {"l_foot", "r_foot"}
+    assert rm.enter(st, str(walk_bvh), "body95", play=False)
+    assert "gives default: body95 standing back (1 clip, 2 pins / targets)" in \
+        st.messages[-1].text
+    app.frame()
+    assert rm.bake(st) is not None
+    app.frame()
+    assert rm.leave(st)
+    app.frame()
+    doc = st.doc
+    assert not rm.active(st) and doc.skeleton is before.skeleton
+    assert [c.name for c in doc.clips] == ["mine", "walk_body95"] and doc.clip == 1
+    assert doc.clips[0] is before.clips[0]
+    assert {e.site: e.position for e in doc.effectors if e.mode == "pinned"}.keys() == pins.keys()
+    for site, p in pins.items():
+        np.testing.assert_array_equal(doc.effector(site).position, p)
+    assert "back to default: body95 standing" in st.messages[-1].text
+    assert st.scene_path is not None and st.scene_path.name == "default.toml"
+    actions.undo(st)
+    assert rm.active(st)
+    actions.undo(st)  # the bake
+    actions.undo(st)  # entering
+    assert st.doc.clips == before.clips and not rm.active(st)
+
+
+def test_retarget_a_bvh_document_onto_a_rig_keeps_the_rig_or_goes_back(app, walk_bvh):
+    """A BVH document retargeted onto another skeleton: leaving keeps the target rig (as
+    before) and says how to get the BVH document back; "Back to" returns to it."""
+    from animik.app.modes import retarget as rm
+
+    st = app.state
+    assert actions.open_into(st, walk_bvh)
+    bvh_doc = st.doc
+    assert rm.enter(st, None, "fig2", play=False)
+    assert "is kept" in st.messages[-1].text
+    assert not rm.comes_back(st)
+    assert rm.leave(st)
+    assert st.skeleton.name == "fig2" and "two Ctrl+Z away" in st.messages[-1].text
+    actions.undo(st)
+    assert rm.leave(st, back=True)
+    assert st.doc.skeleton is bvh_doc.skeleton and st.doc.clips == bvh_doc.clips
+    assert np.array_equal(st.doc.q, bvh_doc.q)

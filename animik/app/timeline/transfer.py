@@ -10,8 +10,8 @@ import numpy as np
 from ... import anim
 from ...io.bvh import read_bvh
 from ...motion import Motion
-from ...skeleton import Skeleton
 from ...retarget import retarget
+from ...skeleton import Skeleton
 from ..edits import USER_ERRORS, commit, describe, report, set_doc
 from ..state import AppState
 from .marks import current_clip, unique_name

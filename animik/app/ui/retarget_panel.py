@@ -37,8 +37,33 @@ def draw_retarget_tools(state: AppState) -> None:
         else:
             rm.open_panel(state)
     link = rm.current(state)
-    if imgui.menu_item_simple("Leave retarget mode", "", False, link is not None):
-        rm.leave(state)
+    _leave_entries(state, link, imgui.menu_item_simple)
+
+
+def _leave_entries(state: AppState, link: rm.RetargetLink | None, item) -> None:
+    """"Leave" (back to the document retarget mode was entered from when it is on the same
+    skeleton, its clips and pins with it) and, for another skeleton, "Back to ..." as well."""
+    prev = link.previous if link is not None else None
+    name = (prev.name or prev.skeleton.name) if prev is not None else ""
+    if link is None or prev is None:
+        if item("Leave retarget mode", "", False, link is not None):
+            rm.leave(state)
+        return
+    if rm.comes_back(state):
+        if item(f"Leave: back to {name}", "", False, True):
+            rm.leave(state)
+        if imgui.is_item_hovered():
+            imgui.set_tooltip("its pose, pins, targets and clips come back; the clips baked\n"
+                              "here are added to them")
+        return
+    if item(f"Leave: keep {link.session.rt.target.name}", "", False, True):
+        rm.leave(state, back=False)
+    if imgui.is_item_hovered():
+        imgui.set_tooltip("stay on the target rig with its pose, pins and baked clips")
+    if item(f"Back to {name}", "", False, True):
+        rm.leave(state, back=True)
+    if imgui.is_item_hovered():
+        imgui.set_tooltip("the document before retargeting, with its clips and pins")
 
 
 def draw_retarget_panel(state: AppState) -> None:
@@ -171,9 +196,7 @@ def _session(state: AppState, ui: rm.RetargetUI, link: rm.RetargetLink) -> None:
     _, ui.export_path = imgui.input_text("##export", ui.export_path)
     if imgui.button("Export retargeted BVH"):
         rm.export_bvh(state, ui.export_path)
-    imgui.same_line()
-    if imgui.button("Leave retarget mode"):
-        rm.leave(state)
+    _leave_entries(state, link, lambda label, *_: imgui.button(label))
     _quality(state, sess, link)
     _mapping(sess)
     if imgui.collapsing_header("Retarget onto another rig"):
