@@ -244,6 +244,8 @@ class AppState:
     physics: PhysicsView | None = None  # the physics overlay and its last evaluation
     context_site: str | None = None  # right-clicked handle: its context menu is open
     quit_requested: bool = False
+    redraw_requested: bool = False  # set (from any thread) to have the window draw again
+    # (it redraws only while something changes, see animik/app/pacing.py)
     stats: Stats = field(default_factory=Stats)
     ik: IKCache = field(default_factory=IKCache)
     view_cache: ViewCache | None = field(default=None, repr=False)

@@ -181,3 +181,84 @@ def test_retarget_a_bvh_document_onto_a_rig_keeps_the_rig_or_goes_back(app, walk
     assert rm.leave(st, back=True)
     assert st.doc.skeleton is bvh_doc.skeleton and st.doc.clips == bvh_doc.clips
     assert np.array_equal(st.doc.q, bvh_doc.q)
+
+
+class _Clock:
+    def __init__(self):
+        self.t = 1000.0
+
+    def __call__(self):
+        return self.t
+
+
+def _settle(off, clock, frames=400, dt=1.0 / 60.0) -> int:
+    """Run the window loop's rule for ``frames`` ticks: draw a frame only when the app wants
+    one. Returns the number of frames drawn."""
+    drawn = 0
+    for _ in range(frames):
+        clock.t += dt
+        if off.gui.wants_frame():
+            off.frame(dt)
+            drawn += 1
+    return drawn
+
+
+def test_an_idle_app_draws_no_frames(app):
+    """Frames only while something changes: after the start-up frames and the IK settling an
+    idle app draws nothing over 600 ticks; input, a drag, playback, a request wake it."""
+    from animik.app import timeline
+    from animik.app.pacing import FramePacer
+
+    st = app.state
+    clock = _Clock()
+    app.gui.pacer = FramePacer(clock)
+    st.messages.clear()
+    first = _settle(app, clock)
+    assert first > 0
+    assert _settle(app, clock, 600) == 0  # idle: nothing
+    # a mouse move: a few frames (imgui's hover settles), then nothing again
+    app.gui.on_mouse_motion(600, 400, 1, 1)
+    n = _settle(app, clock, 600)
+    assert 0 < n < 100
+    assert _settle(app, clock, 600) == 0
+    # playback of a clip: a frame every tick while it plays
+    timeline.key_pose(st)
+    st.messages.clear()
+    timeline.toggle_play(st)
+    assert _settle(app, clock, 120) == 120
+    timeline.toggle_play(st)
+    _settle(app, clock, 200)
+    assert _settle(app, clock, 600) == 0
+    # something outside the loop (a background task) asks for a frame
+    st.redraw_requested = True
+    assert _settle(app, clock, 600) > 0
+    # an info banner: one more frame when it is due to go
+    st.info("hello")
+    app.gui.pacer.request()
+    _settle(app, clock, 100)
+    assert st.messages  # still shown
+    app.gui.pacer.wake_at = clock.t + 0.5  # (Message.time is real time: due now in test time)
+    st.messages[-1].time -= 10.0
+    assert _settle(app, clock, 600) > 0 and not st.messages
+    assert _settle(app, clock, 600) == 0
+
+
+def test_typing_in_a_text_field_shows_every_character_at_once(app, tmp_path):
+    """All queued characters go into the next frame (no one-per-frame trickle)."""
+    from animik.app.ui.files import open_browser
+
+    st = app.state
+    open_browser(st, "export")
+    st.browser_name = ""
+    for _ in range(3):
+        app.frame()
+    x0, y0, x1, y1 = st.ui_rects["browser_ok"]
+    # click in the name field (left of the button)
+    gui_click(app, x0 - 60, (y0 + y1) / 2)
+    text = "a_long_name_typed_fast"
+    for ch in text:
+        app.gui.on_key_press(K.A, 0)
+        app.gui.on_text(ch)
+        app.gui.on_key_release(K.A, 0)
+    app.frame()
+    assert st.browser_name == text
