@@ -18,6 +18,7 @@ from imgui_bundle import imgui, implot
 from . import documents, modes
 from . import keys as K
 from .controller import ViewportController
+from .framing import follow_playback
 from .geometry import view_geometry
 from .imgui_input import ImguiInput
 from .pacing import FramePacer
@@ -291,6 +292,7 @@ class GuiApp:
         implot.set_current_context(self.implot_ctx)
         t0 = time.perf_counter()
         modes.update(s, dt)  # the current mode's frame: the IK, playback, a retarget step
+        follow_playback(s)  # camera follow (View › Follow during playback)
         t1 = time.perf_counter()
         io = imgui.get_io()
         io.delta_time = max(float(dt), 1e-4)

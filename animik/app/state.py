@@ -232,6 +232,8 @@ class AppState:
     import_position_tolerance_mm: float = 5.0
     playing: bool = False
     loop: bool = True
+    follow_playback: bool = False  # the camera follows the body while the timeline plays
+    follow_anchor: np.ndarray | None = None  # the body's centre at the last followed frame
     play_clock: float = 0.0
     auto_key: bool = False
     selected_key: tuple[float, str] | None = None

@@ -262,3 +262,45 @@ def test_typing_in_a_text_field_shows_every_character_at_once(app, tmp_path):
         app.gui.on_key_release(K.A, 0)
     app.frame()
     assert st.browser_name == text
+
+
+@pytest.mark.skipif(not any(p.name == "dataset-1_walk_normal_001.bvh"
+                            for p in __import__("conftest").shared_bvh_files()),
+                    reason="../shared/data/bvh not present")
+def test_a_bvh_is_framed_by_its_whole_motion_and_followed_when_playing():
+    """Bandai's walk: a static joint_Root at the origin, the hips walk 8 m. Opened, every
+    frame's body is in view; with follow on, the camera moves with the hips while playing."""
+    from conftest import shared_bvh_files
+
+    from animik.app import timeline
+    from animik.app.framing import body_centre, motion_points, setup_camera
+
+    path = [p for p in shared_bvh_files() if p.name == "dataset-1_walk_normal_001.bvh"][0]
+    st = make_state(str(path))
+    st.camera.width, st.camera.height = st.view_rect[2], st.view_rect[3]
+    setup_camera(st, None)
+    pts = motion_points(st)
+    assert pts is not None and np.ptp(pts[:, 1]) > 7.0  # the whole walk
+    root = st.fk.joint_positions[0]
+    assert np.allclose(root, 0.0) and not np.any(np.all(np.isclose(pts, 0.0), axis=1))
+    px = np.array([st.camera.project(p)[:2] for p in pts])
+    w, h = st.view_rect[2], st.view_rect[3]
+    assert (px[:, 0] > 0).all() and (px[:, 0] < w).all() and (px[:, 1] > 0).all() \
+        and (px[:, 1] < h).all()
+    # follow during playback
+    from animik.app.framing import follow_playback
+
+    st.follow_playback = True
+    timeline.toggle_play(st)
+    actions.update(st, 1.0 / 30.0)
+    follow_playback(st)  # the first followed frame anchors the body's centre
+    t0 = st.camera.target.copy()
+    c0 = body_centre(st)
+    for _ in range(60):
+        actions.update(st, 1.0 / 30.0)
+        follow_playback(st)
+    c1 = body_centre(st)
+    moved = st.camera.target - t0
+    assert np.linalg.norm(c1[:2] - c0[:2]) > 0.5
+    np.testing.assert_allclose(moved[:2], (c1 - c0)[:2], atol=0.05)
+    assert moved[2] == 0.0
