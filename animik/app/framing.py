@@ -13,7 +13,6 @@ from ..kinematics import forward_kinematics
 from .camera import OrbitCamera
 from .state import AppState
 
-
 #: At most this many frames of a motion are measured to frame it.
 FRAME_SAMPLES = 120
 
