@@ -296,6 +296,7 @@ class GuiApp:
         t1 = time.perf_counter()
         io = imgui.get_io()
         io.delta_time = max(float(dt), 1e-4)
+        self.input.new_frame()
         imgui.new_frame()
         self.build_ui()
         imgui.render()

@@ -304,3 +304,57 @@ def test_a_bvh_is_framed_by_its_whole_motion_and_followed_when_playing():
     assert np.linalg.norm(c1[:2] - c0[:2]) > 0.5
     np.testing.assert_allclose(moved[:2], (c1 - c0)[:2], atol=0.05)
     assert moved[2] == 0.0
+
+
+def _overflow(app, name: str) -> float:
+    """Pixels by which a window's content is wider than its inside (imgui's measure of the
+    widest item last frame); <= 0 when nothing is cut off at the right."""
+    from imgui_bundle import imgui
+
+    imgui.set_current_context(app.gui.imgui_ctx)
+    w = imgui.internal.find_window_by_name(name)
+    return float(w.content_size_ideal.x - w.inner_rect.get_width())
+
+
+def test_effectors_and_retarget_panels_fit_at_1280x800(app, walk_bvh):
+    """At 1280x800 (the panels ~290 px wide) nothing is cut off: the Effectors table's mode
+    combo shows "pinned" whole (it read "pin▼"), the Retarget panel in retarget mode with an
+    edit, a bake and its report fits (it was 356 px of content in 289)."""
+    from imgui_bundle import imgui
+
+    from animik.app.modes import retarget as rm
+
+    st = app.state
+    imgui.set_current_context(app.gui.imgui_ctx)
+    imgui.internal.focus_window(imgui.internal.find_window_by_name("Effectors"))
+    for _ in range(3):
+        app.frame()
+    assert _overflow(app, "Effectors") <= 0
+    x0, _, x1, _ = st.ui_rects["effectors_mode"]
+    style = imgui.get_style()
+    assert x1 - x0 >= imgui.calc_text_size("pinned").x + 2 * style.frame_padding.x
+    assert x1 <= st.ui_rects["effectors_content"][2]
+    assert rm.enter(st, str(walk_bvh), "body95", play=False)
+    actions.set_mode(st, "l_foot", "pinned")
+    assert rm.bake(st) is not None
+    for _ in range(4):
+        app.frame()
+    assert _overflow(app, "Retarget") <= 0
+
+
+def test_a_move_and_click_arriving_together_click_a_tab(app):
+    """Drawn on demand, the window may be asleep when a move and a click arrive together:
+    imgui sees the position a frame before the button (the Effectors tab opens)."""
+    from imgui_bundle import imgui
+
+    imgui.set_current_context(app.gui.imgui_ctx)
+    w = imgui.internal.find_window_by_name("Effectors")
+    assert w.hidden
+    g = app.gui
+    y = SIZE[1] - 34
+    g.on_mouse_motion(1087, y, 0, 0)
+    g.on_mouse_press(1087, y, 1, 0)
+    g.on_mouse_release(1087, y, 1, 0)
+    for _ in range(4):
+        app.frame()
+    assert not w.hidden

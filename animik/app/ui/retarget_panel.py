@@ -187,8 +187,8 @@ def _session(state: AppState, ui: rm.RetargetUI, link: rm.RetargetLink) -> None:
         rm.bake(state)
     if imgui.is_item_hovered():
         imgui.set_tooltip("retarget every frame with the edits and add the result as a clip")
-    imgui.same_line()
     if link.baked is not None:
+        imgui.same_line()
         imgui.text_colored(DIM, f"baked: {link.baked.n_frames} frames")
     if not ui.export_path:
         ui.export_path = str(rm.default_export_path(state))
@@ -196,7 +196,8 @@ def _session(state: AppState, ui: rm.RetargetUI, link: rm.RetargetLink) -> None:
     _, ui.export_path = imgui.input_text("##export", ui.export_path)
     if imgui.button("Export retargeted BVH"):
         rm.export_bvh(state, ui.export_path)
-    _leave_entries(state, link, lambda label, *_: imgui.button(label))
+    # full-width buttons: a long document name is clipped inside, not past the panel
+    _leave_entries(state, link, lambda label, *_: imgui.button(label, (-1, 0)))
     _quality(state, sess, link)
     _mapping(sess)
     if imgui.collapsing_header("Retarget onto another rig"):
@@ -230,7 +231,7 @@ def _transport(state: AppState, sess: rm.RetargetSession) -> None:
         rm.seek(state, f)
     labels = [f"{s:g}x" for s in rm.SPEEDS]
     cur = int(np.argmin([abs(s - sess.speed) for s in rm.SPEEDS]))
-    imgui.set_next_item_width(80)
+    imgui.set_next_item_width(64)  # the row fits the ~290 px panel at 1280x800
     ch, i = imgui.combo("speed", cur, labels)
     if ch:
         sess.speed = rm.SPEEDS[i]
@@ -268,7 +269,8 @@ def _quality(state: AppState, sess: rm.RetargetSession, link: rm.RetargetLink) -
     imgui.text_colored(GOOD if st.limit_violations == 0 else BAD,
                        f"limit violations: {st.limit_violations}")
     imgui.same_line()
-    imgui.text_colored(DIM, f"over {st.frames} frames, {st.not_converged} not within 1 mm")
+    imgui.text_colored(DIM, f"over {st.frames} frames")
+    imgui.text_colored(DIM, f"{st.not_converged} frames not within 1 mm")
     if imgui.small_button("reset numbers"):
         st.reset()
     rep = link.report
@@ -276,16 +278,19 @@ def _quality(state: AppState, sess: rm.RetargetSession, link: rm.RetargetLink) -
         imgui.text("bake report:")
         for name, ok in rep.goals.items():
             imgui.text_colored(GOOD if ok else BAD, f"  {'ok ' if ok else 'NO '} {name}")
+        imgui.push_text_wrap_pos(0.0)  # the panel is narrow at 1280x800: wrap, do not clip
         imgui.text_colored(DIM, f"  hand/foot mean {rep.hand_foot_mean_error_cm:.3f} cm, skate "
                                 f"{rep.max_skate_cm:.2f} cm, penetration "
                                 f"{rep.max_penetration_cm:.2f} cm")
+        imgui.pop_text_wrap_pos()
 
 
 def _mapping(sess: rm.RetargetSession) -> None:
     m = sess.rt.mapping
-    if not imgui.collapsing_header(f"Mapping: {len(m.pairs)} pairs, {len(m.unmapped_source)} "
-                                   f"source / {len(m.unmapped_target)} target unmapped"):
+    if not imgui.collapsing_header(f"Mapping ({len(m.pairs)} pairs)###mapping"):
         return
+    imgui.text_colored(DIM, f"unmapped: {len(m.unmapped_source)} source, "
+                            f"{len(m.unmapped_target)} target joints")
     flags = imgui.TableFlags_.row_bg | imgui.TableFlags_.borders_inner_h
     if imgui.begin_table("##pairs", 3, flags):
         for h in ("target", "source", "role"):
@@ -300,6 +305,7 @@ def _mapping(sess: rm.RetargetSession) -> None:
             imgui.table_next_column()
             imgui.text_colored(DIM, m.roles.get(t, ""))
         imgui.end_table()
+    imgui.push_text_wrap_pos(0.0)
     imgui.text("effectors: " + ", ".join(f"{s} ({r})" for s, r in m.effectors.items()))
     if m.unmapped_source:
         imgui.text("unmapped source joints:")
@@ -307,9 +313,8 @@ def _mapping(sess: rm.RetargetSession) -> None:
             imgui.bullet_text(f"{j}: {m.unmapped_reason.get(j, '')}")
     if m.unmapped_target:
         imgui.text("unmapped target joints (interpolated or at rest):")
-        imgui.push_text_wrap_pos(0.0)
         imgui.text_colored(DIM, ", ".join(m.unmapped_target))
-        imgui.pop_text_wrap_pos()
+    imgui.pop_text_wrap_pos()
 
 
 def _labels(state: AppState) -> None:
