@@ -27,7 +27,7 @@ from .io.gltf import write_glb
 from .io.mjcf import write_mjcf
 from .io.rigfile import write_rig
 from .io.urdf import write_urdf
-from .kinematics import forward_kinematics, joint_positions
+from .kinematics import forward_kinematics, joint_positions, standing_height
 from .motion import Motion
 from .rigs import list_rigs, load_rig, resolve_rig
 
@@ -238,6 +238,18 @@ def _load_any(spec: str):
     return src.motion if src.motion is not None else src.skeleton
 
 
+def _travel(skel, pos) -> tuple[str, np.ndarray]:
+    """``(joint name, (T, 3) positions)`` of the joint whose travel is the body's: the root,
+    or, when the root stays put (a static ``joint_Root`` under moving hips), the root's child
+    that moves most (the hips / pelvis)."""
+    root = pos[:, 0]
+    kids = np.flatnonzero(skel.parents == 0)
+    if np.ptp(root, axis=0).max() > 1e-6 or not len(kids):
+        return skel.joint_names[0], root
+    j = int(kids[np.argmax([np.ptp(pos[:, k], axis=0).max() for k in kids])])
+    return skel.joint_names[j], pos[:, j]
+
+
 def _cmd_info(args) -> int:
     obj = _load_any(args.file)
     motion = obj if isinstance(obj, Motion) else None
@@ -250,8 +262,12 @@ def _cmd_info(args) -> int:
     for chans in kinds.values():
         key = " ".join(chans)
         layouts[key] = layouts.get(key, 0) + 1
-    q0 = motion.q[0] if motion is not None and motion.n_frames else skel.rest_q
-    pos = joint_positions(skel, q0)
+    given = skel.meta.get("height") if motion is None else None
+    if isinstance(given, (int, float)) and given > 0:
+        height, how = float(given), "given by the rig"
+    else:
+        height = standing_height(skel, motion.q if motion is not None and motion.n_frames else None)
+        how = f"{'most upright frame' if motion is not None else 'rest pose'}: top to floor"
     rows = [
         ("skeleton", skel.name),
         ("joints", skel.n_joints),
@@ -260,20 +276,21 @@ def _cmd_info(args) -> int:
         ("sites", f"{skel.n_sites} ({', '.join(skel.site_names[:6])}"
                   f"{', ...' if skel.n_sites > 6 else ''})"),
         ("DoF layouts", "; ".join(f"{n}x[{k}]" for k, n in layouts.items()) or "-"),
-        ("height (frame 0)", f"{pos[:, 2].max() - pos[:, 2].min():.3f} m"),
+        ("standing height", f"{height:.3f} m ({how})"),
         ("mass", f"{skel.total_mass:.2f} kg ({skel.meta.get('mass_source', 'given')})"),
     ]
     if motion is not None:
         unit = motion.meta.get("bvh_unit", "?")
         scale = motion.meta.get("bvh_unit_scale", float("nan"))
-        root = joint_positions(skel, motion.q)[:, 0]
+        travel_joint, root = _travel(skel, joint_positions(skel, motion.q))
         rows += [
             ("frames", motion.n_frames),
             ("frame rate", f"{motion.fps:.6g} fps (frame time {motion.frame_time:.7g} s)"),
             ("duration", f"{motion.duration:.3f} s"),
             ("file unit", f"{unit} ({scale:.6g} m per unit)"),
-            ("root travel", "x [{:.2f}, {:.2f}] y [{:.2f}, {:.2f}] z [{:.2f}, {:.2f}] m".format(
-                *[v for a in range(3) for v in (root[:, a].min(), root[:, a].max())])),
+            (f"root travel ({travel_joint})",
+             "x [{:.2f}, {:.2f}] y [{:.2f}, {:.2f}] z [{:.2f}, {:.2f}] m".format(
+                 *[v for a in range(3) for v in (root[:, a].min(), root[:, a].max())])),
         ]
     print(format_table(["field", "value"], rows, title=str(Path(args.file))))
     return EXIT_OK

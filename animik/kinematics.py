@@ -109,6 +109,35 @@ def joint_positions(skel: Skeleton, q: np.ndarray) -> np.ndarray:
     return forward_kinematics(skel, q).joint_positions
 
 
+def standing_height(skel: Skeleton, q: np.ndarray | None = None, max_poses: int = 600) -> float:
+    """Standing height: the largest vertical (Z) extent of the body over the poses, m.
+
+    The body is every joint but the root and every site (a BVH root is often a capture-volume
+    point, e.g. Bandai's ``joint_Root`` at the origin under a moving ``joint_Hips``, not part of
+    the figure). Over a motion this is head-to-floor in its most upright frame; for a rig, pass
+    nothing to measure the rest pose. A figure with its arms raised overhead in every pose
+    measures taller than it stands.
+
+    Args:
+        skel: the skeleton.
+        q: ``(n_dof,)`` or ``(T, n_dof)`` poses, rad / m; None: the rest pose.
+        max_poses: at most this many poses are measured (evenly spaced), to bound the cost.
+
+    Returns:
+        Height, m (0 for a skeleton with a single point).
+    """
+    q = skel.rest_q if q is None else np.asarray(q, dtype=float)
+    q = q.reshape(-1, skel.n_dof) if skel.n_dof else np.zeros((1, 0))
+    if len(q) > max_poses:
+        q = q[np.linspace(0, len(q) - 1, max_poses).round().astype(np.int64)]
+    fk = forward_kinematics(skel, q)
+    body = fk.joint_positions[:, 1:] if skel.n_joints > 1 else fk.joint_positions
+    z = np.concatenate([body[..., 2], fk.site_positions[..., 2]], axis=1)
+    if z.shape[1] == 0:
+        return 0.0
+    return float((z.max(axis=1) - z.min(axis=1)).max())
+
+
 def site_positions(skel: Skeleton, q: np.ndarray) -> np.ndarray:
     """World positions of every site, ``(..., S, 3)`` m."""
     return forward_kinematics(skel, q).site_positions

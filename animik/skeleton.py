@@ -609,6 +609,36 @@ def _parse_kind(d: Dof, joint: str) -> tuple[int, np.ndarray]:
     return (ROTATION if k[0] == "r" else TRANSLATION), axis
 
 
+#: Body-mass index of the estimated masses, kg/m^2 (mid WHO "normal" range 18.5-25).
+REFERENCE_BMI = 22.0
+
+
+def mass_from_height(height: float) -> float:
+    """Body mass of a person of ``height`` m with the body-mass index :data:`REFERENCE_BMI`,
+    kg (``BMI x height^2``: same height, same mass; 1.75 m -> 67.4 kg)."""
+    return REFERENCE_BMI * float(height) ** 2
+
+
+def with_body_mass(skel: Skeleton, mass: float, source: str) -> Skeleton:
+    """``skel`` with its segment masses (and inertias) scaled to total ``mass`` kg, the mass
+    distribution kept; every segment at least 0.1 kg (the total stays ``mass``). ``source`` goes to
+    ``meta["mass_source"]``."""
+    scale = float(mass) / float(skel.masses.sum())
+    masses = skel.masses * scale
+    inertias = skel.inertias * scale
+    light = masses < 0.1
+    inertias[light] *= (0.1 / masses[light])[:, None, None]
+    masses[light] = 0.1
+    heavy = ~light
+    if heavy.any():  # the 0.1 kg floor added mass: take it from the other segments
+        k = (float(mass) - 0.1 * light.sum()) / masses[heavy].sum()
+        if k > 0:
+            masses[heavy] *= k
+            inertias[heavy] *= k
+    return skel.replace(masses=masses, inertias=inertias,
+                        meta={**dict(skel.meta), "mass_source": source})
+
+
 def bone_mass_properties(
     parents: np.ndarray, bones: np.ndarray, rest_rotations: np.ndarray | None = None,
     sites_for: Sequence[tuple[int, np.ndarray]] = (),

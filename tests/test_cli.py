@@ -99,3 +99,59 @@ def test_console_script_opens_app_without_display_gives_clear_error():
                          text=True, env=env, timeout=120)
     assert out.returncode == 4, out.stderr
     assert "display" in out.stderr.lower()
+
+
+def _info_rows(capsys, path) -> dict[str, str]:
+    assert main(["info", str(path)]) == 0
+    rows = {}
+    for line in capsys.readouterr().out.splitlines():
+        key, _, value = line.partition("  ")
+        rows[key.strip()] = value.strip()
+    return rows
+
+
+@needs_shared
+def test_info_mass_follows_standing_height_and_travel_is_the_hips(capsys, tmp_path):
+    """issue 13 item 4.10: one mass rule (BMI 22 x standing height^2) for every file, so the
+    same person in another file layout weighs the same; the hips' travel under a static root."""
+    from animik.kinematics import standing_height
+    from animik.skeleton import mass_from_height
+
+    for path in shared_bvh_files():
+        m = animik.read_bvh(path)
+        h = standing_height(m.skeleton, m.q)
+        assert 1.2 < h < 2.0, (path.name, h)
+        assert m.skeleton.total_mass == pytest.approx(mass_from_height(h), rel=1e-6), path.name
+        rows = _info_rows(capsys, path)
+        assert rows["standing height"].startswith(f"{h:.3f} m")
+    bandai = [p for p in shared_bvh_files() if p.name == "dataset-1_walk_normal_001.bvh"][0]
+    # the same motion written with another channel layout and unit: same height, same mass
+    out = tmp_path / "walk_compact.bvh"
+    assert main(["convert", str(bandai), str(out)]) == 0
+    a, b = animik.read_bvh(bandai), animik.read_bvh(out)
+    assert b.skeleton.total_mass == pytest.approx(a.skeleton.total_mass, rel=1e-3)
+    # joint_Root stays at the origin; the hips walk about 8 m along y
+    rows = _info_rows(capsys, bandai)
+    travel = rows["root travel (Hips)"]
+    y0, y1 = (float(v) for v in travel.split("y [")[1].split("]")[0].split(","))
+    assert y1 - y0 > 7.0
+
+
+def test_info_height_of_a_body95_motion_is_its_standing_height(capsys, tmp_path):
+    """A body95 motion crouched at frame 0 (as a retarget may start) reports its standing
+    height, not the crouch's (it said 1.52 m for a 1.64 m head site)."""
+    from animik.io.bvh_compat import write_bvh_compatible
+    from animik.kinematics import site_positions
+
+    skel = animik.load_rig("body95")
+    q = np.tile(skel.rest_q, (20, 1))
+    bend = np.linspace(1.0, 0.0, 20)
+    for side in ("l", "r"):
+        q[:, skel.dof_index(f"{side}_knee_flexion")] = bend
+    out = tmp_path / "body95_crouch.bvh"
+    write_bvh_compatible(animik.Motion(skel, q, 30.0), out)
+    head = site_positions(skel, skel.rest_q)[skel.site_index("head")][2]
+    rows = _info_rows(capsys, out)
+    assert float(rows["standing height"].split()[0]) == pytest.approx(head, abs=0.01)
+    rows = _info_rows(capsys, "body95")
+    assert rows["standing height"].startswith("1.750 m (given by the rig)")

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import importlib.util
 import json
+import re
 
 import numpy as np
 import pytest
@@ -40,6 +41,10 @@ def test_solve_end_to_end(tmp_path, capsys):
     assert rc == 0
     text = capsys.readouterr().out
     assert "converged" in text and "r_hand" in text and "l_foot" in text and "wrote" in text
+    # solve time and start-up (rig, kernel load on the first call) are reported apart
+    m = re.search(r"solve ([0-9.]+) ms, start-up ([0-9.]+) ms", text)
+    assert m is not None, text
+    assert float(m.group(1)) > 0 and float(m.group(2)) >= 0
     doc = json.loads(out.read_text())
     assert doc["rig"] == "fig2" and doc["solver"] == "dls" and doc["converged"] is True
     assert set(doc) >= {"iterations", "error_m", "q", "angle_error_rad", "reason"}

@@ -22,8 +22,11 @@ from . import documents, modes
 from .documents import (
     DEFAULT_SCENE_NAME,
     bvh_document,
+    default_save_path,
     default_scene_path,
     document_from_scene,
+    is_shipped,
+    needs_save_as,
     open_document,
     open_into,
     replace_document,
@@ -74,13 +77,15 @@ def make_state(target: str | Path | None = None, save_path: str | Path | None = 
     state = documents.make_state(target, save_path=save_path, size=size)
     modes.open_scene(state)
     state.history = History(state.doc)  # opened in its mode: not an undo step
+    state.mark_scene_path(state.scene_path)
     return state
 
 
 __all__ = [
     "APP_TOLERANCES", "DEFAULT_SCENE_NAME", "USER_ERRORS", "active_targets", "available_solvers",
     "bvh_document", "cancel_drag", "commit", "constraints_met", "default_scene_path",
-    "default_solver", "describe", "document_from_scene", "frame_selected", "free", "free_all",
+    "default_save_path", "default_solver", "describe", "is_shipped", "needs_save_as",
+    "document_from_scene", "frame_selected", "free", "free_all",
     "make_state", "open_document", "open_into", "redo", "replace_document", "reset_pose",
     "rotate_target", "save", "scene_from_state", "scenes_dir", "selection_points",
     "set_doc", "set_dof", "set_effector", "set_frame", "set_mode", "set_oriented", "set_solver",

@@ -40,7 +40,7 @@ import numpy as np
 from . import edits, framing, modes, timeline
 from . import gizmo as G
 from . import keys as K
-from .documents import save
+from .documents import needs_save_as, save
 from .geometry import view_geometry
 from .instances import ViewGeometry
 from .picking import pick_gizmo, pick_handle, pick_joint, pick_ring
@@ -366,7 +366,9 @@ class ViewportController:
             if symbol == K.Y:
                 return edits.redo(s)
             if symbol == K.S:
-                if shift and self.open_browser is not None:
+                # Save As when asked, and for a document without a file of its own (a
+                # shipped scene is never overwritten, a display name never becomes a file)
+                if (shift or needs_save_as(s)) and self.open_browser is not None:
                     self.open_browser("save")
                     return True
                 return save(s) is not None

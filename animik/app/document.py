@@ -271,6 +271,9 @@ class History:
 
     def __init__(self, doc: Document, limit: int = 500):
         self.entries: list[tuple[str, Document]] = [("open", doc)]
+        # per entry, what the app notes about it besides the document (its scene file):
+        # kept in step with ``entries`` (an amend keeps the entry's notes)
+        self.notes: list[dict[str, Any]] = [{}]
         self.index = 0
         self.limit = limit
 
@@ -283,9 +286,12 @@ class History:
         if doc.same_as(self.current):
             return False
         del self.entries[self.index + 1:]
+        del self.notes[self.index + 1:]
         self.entries.append((label, doc))
+        self.notes.append({})
         if len(self.entries) > self.limit:
             del self.entries[0]
+            del self.notes[0]
         self.index = len(self.entries) - 1
         return True
 
@@ -319,4 +325,5 @@ class History:
 
     def reset(self, doc: Document, label: str = "open") -> None:
         self.entries = [(label, doc)]
+        self.notes = [{}]
         self.index = 0

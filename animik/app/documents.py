@@ -213,7 +213,7 @@ def replace_document(state: AppState, doc: Document, scene_path: Path | None,
     state.selected_key = None
     set_doc(state, doc)
     commit(state, label)
-    state.scene_path = scene_path
+    state.mark_scene_path(scene_path)
     state.selected_site = state.hover_site = None
     state.selected_joint = state.hover_joint = None
     if scene_path is not None:
@@ -221,16 +221,46 @@ def replace_document(state: AppState, doc: Document, scene_path: Path | None,
     setup_camera(state, camera)
 
 
+def is_shipped(path: Path | None) -> bool:
+    """``path`` is one of the package's own scenes (read-only for the user: a save there would
+    overwrite what every new session opens)."""
+    d = scenes_dir()
+    if path is None or d is None:
+        return False
+    try:
+        return Path(path).resolve().is_relative_to(d.resolve())
+    except OSError:
+        return False
+
+
+def needs_save_as(state: AppState) -> bool:
+    """Ctrl+S must ask for a path: no ``--save-path`` and the document has no scene file of
+    its own (a built-in rig, a BVH, a shipped scene)."""
+    return state.save_path is None and (state.scene_path is None or is_shipped(state.scene_path))
+
+
+def default_save_path(state: AppState) -> Path:
+    """The path the Save As browser proposes: the scene file when it is the user's, else
+    ``<slug>.scene.toml`` in the current folder."""
+    return state.default_save_path(writable_scene=not is_shipped(state.scene_path))
+
+
 def save(state: AppState, path: str | Path | None = None) -> Path | None:
-    """Save the scene (Ctrl+S). Returns the path, or None after reporting an error."""
-    path = Path(path) if path is not None else state.default_save_path()
+    """Save the scene: to ``path`` (Save As: it becomes the document's scene file), else
+    where Ctrl+S writes (:meth:`AppState.default_save_path`; never a shipped scene). Returns
+    the path, or None after reporting an error."""
+    explicit = path is not None
+    path = Path(path).expanduser() if explicit else default_save_path(state)
     try:
         out = save_scene(scene_from_state(state), path)
     except USER_ERRORS as e:
         state.error(f"Cannot save {path}: {describe(e)}")
         return None
+    state.write_dir = Path(out).parent
+    if explicit:
+        state.save_path = None
     if state.save_path is None:
-        state.scene_path = out
+        state.mark_scene_path(Path(out), saved=True)
     state.info(f"Saved {out}")
     return out
 

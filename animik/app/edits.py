@@ -56,6 +56,7 @@ def undo(state: AppState) -> bool:
     if r is None:
         return False
     _restore(state, r[1])
+    state.restore_scene_path()
     state.info(f"Undo {r[0]}")
     return True
 
@@ -67,6 +68,7 @@ def redo(state: AppState) -> bool:
     if r is None:
         return False
     _restore(state, r[1])
+    state.restore_scene_path()
     state.info(f"Redo {r[0]}")
     return True
 

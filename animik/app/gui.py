@@ -18,8 +18,10 @@ from imgui_bundle import imgui, implot
 from . import documents, modes
 from . import keys as K
 from .controller import ViewportController
+from .framing import follow_playback
 from .geometry import view_geometry
 from .imgui_input import ImguiInput
+from .pacing import FramePacer
 from .picking import hover_label
 from .render.imgui_renderer import ImguiRenderer
 from .render.png import read_framebuffer, write_png
@@ -89,6 +91,10 @@ class GuiApp:
         io.set_ini_filename(None)  # the layout is rebuilt each start: no imgui.ini litter
         io.config_flags |= imgui.ConfigFlags_.docking_enable
         io.config_windows_move_from_title_bar_only = True
+        # frames are drawn on demand (pacing.py): the text cursor does not blink (blinking
+        # would need frames). Typed characters are not trickled one per frame (see
+        # on_key_press): that lagged typing by seconds under software GL
+        io.config_input_text_cursor_blink = False
         font = _font_path()
         if font is not None:
             io.fonts.add_font_from_file_ttf(str(font), FONT_SIZE)
@@ -105,6 +111,8 @@ class GuiApp:
         self._canvas_color = None
         self.last = FrameTimes()
         self._t_last = time.perf_counter()
+        self.pacer = FramePacer()
+        self._typed: set[int] = set()  # printable keys held whose press imgui did not get
 
     def _style(self) -> None:
         imgui.style_colors_dark()
@@ -130,6 +138,8 @@ class GuiApp:
         io.display_framebuffer_scale = (self.fb_scale, self.fb_scale)
         self.state.window_size = (int(width), int(height))
         self.input.on_resize(width, height)
+        if hasattr(self, "pacer"):
+            self.pacer.request()
 
     on_resize = resize
 
@@ -138,6 +148,7 @@ class GuiApp:
 
     def on_mouse_motion(self, x, y, dx, dy):
         self.input.on_mouse_motion(x, y, dx, dy)
+        self.pacer.request()
         if self._imgui_wants_mouse() and self.controller.mode is None:
             s = self.state
             s.hover_site = s.hover_joint = s.hover_ring = None
@@ -147,6 +158,7 @@ class GuiApp:
     def on_mouse_press(self, x, y, button, modifiers):
         stale_pos = tuple(imgui.get_io().mouse_pos)  # the cursor the last frame saw
         self.input.on_mouse_press(x, y, button, modifiers)
+        self.pacer.request()
         if not self._imgui_wants_mouse() or self._fresh_press_in_view(x, y, stale_pos):
             self.controller.on_mouse_press(x, y, button, modifiers)
 
@@ -168,22 +180,38 @@ class GuiApp:
 
     def on_mouse_drag(self, x, y, dx, dy, buttons, modifiers):
         self.input.on_mouse_drag(x, y, dx, dy, buttons, modifiers)
+        self.pacer.request()
         self.controller.on_mouse_drag(x, y, dx, dy, buttons, modifiers)
 
     def on_mouse_release(self, x, y, button, modifiers):
         self.input.on_mouse_release(x, y, button, modifiers)
+        self.pacer.request()
         self.controller.on_mouse_release(x, y, button, modifiers)
 
     def on_mouse_scroll(self, x, y, scroll_x, scroll_y):
         self.input.on_mouse_scroll(x, y, scroll_x, scroll_y)
+        self.pacer.request()
         if not self._imgui_wants_mouse():
             self.controller.on_mouse_scroll(x, y, scroll_x, scroll_y)
 
     def on_mouse_leave(self, x, y):
         self.input.on_mouse_leave(x, y)
+        self.pacer.request()
+
+    def _typing(self, symbol: int, modifiers: int) -> bool:
+        """A printable key typed into a text field: imgui gets its character (on_text), not
+        the key. imgui spreads a key's down / up and the characters queued with them over
+        several frames ("input trickling", which keeps quick clicks apart at low frame rates);
+        with only characters in the queue a whole burst of typing lands in the next frame."""
+        return (bool(imgui.get_io().want_text_input) and 32 <= symbol < 127
+                and not modifiers & (K.MOD_CTRL | K.MOD_ALT | K.MOD_COMMAND))
 
     def on_key_press(self, symbol, modifiers):
-        self.input.on_key_press(symbol, modifiers)
+        if self._typing(symbol, modifiers):
+            self._typed.add(symbol)
+        else:
+            self.input.on_key_press(symbol, modifiers)
+        self.pacer.request()
         io = imgui.get_io()
         ctrl = modifiers & (K.MOD_CTRL | K.MOD_COMMAND)
         if io.want_text_input and not (ctrl and symbol == K.S):
@@ -197,14 +225,20 @@ class GuiApp:
         self.controller.on_key_press(symbol, modifiers)
 
     def on_key_release(self, symbol, modifiers):
-        self.input.on_key_release(symbol, modifiers)
+        if symbol in self._typed:
+            self._typed.discard(symbol)
+        else:
+            self.input.on_key_release(symbol, modifiers)
+        self.pacer.request()
         self.controller.on_key_release(symbol, modifiers)
 
     def on_text(self, text):
         self.input.on_text(text)
+        self.pacer.request()
 
     def on_file_drop(self, x, y, paths):
         """A file dropped onto the window: open it (errors become a message)."""
+        self.pacer.request()
         if paths:
             documents.open_into(self.state, paths[0])
 
@@ -286,9 +320,11 @@ class GuiApp:
         implot.set_current_context(self.implot_ctx)
         t0 = time.perf_counter()
         modes.update(s, dt)  # the current mode's frame: the IK, playback, a retarget step
+        follow_playback(s)  # camera follow (View › Follow during playback)
         t1 = time.perf_counter()
         io = imgui.get_io()
         io.delta_time = max(float(dt), 1e-4)
+        self.input.new_frame()
         imgui.new_frame()
         self.build_ui()
         imgui.render()
@@ -316,7 +352,12 @@ class GuiApp:
         t3 = time.perf_counter()
         self.last = FrameTimes(1e3 * (t1 - t0), 1e3 * (t2 - t1), 1e3 * (t3 - t2))
         s.stats.tick(self.last.total)
+        self.pacer.after_frame(s)
         return self.last
+
+    def wants_frame(self) -> bool:
+        """Whether the next loop tick should draw (see :mod:`animik.app.pacing`)."""
+        return self.pacer.wants_frame(self.state)
 
     def present(self, target) -> None:
         """Copy the canvas to ``target`` (the window's screen framebuffer)."""

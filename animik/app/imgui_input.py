@@ -6,6 +6,8 @@ same way. Mouse y is flipped (pyglet's origin is bottom-left, imgui's top-left).
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 from imgui_bundle import imgui
 
 from . import keys as K
@@ -47,6 +49,32 @@ class ImguiInput:
         self.io = imgui.get_io()
         self.height = height
         self.keys = _key_map()
+        # A button event at a position imgui has not had a frame at waits for the next frame
+        # (and so does everything after it): imgui decides what is under the mouse a frame
+        # late, so a move and a click arriving together (the window drawn on demand, asleep
+        # when they came) clicked nothing.
+        self._pos: tuple[float, float] | None = None  # the last position given to imgui
+        self._frame_pos: tuple[float, float] | None = None  # the position at the last frame
+        self._pending: list[Callable[[], None]] = []  # held back during this frame
+        self._ready: list[Callable[[], None]] = []  # held back in the last: go next frame
+
+    def new_frame(self) -> None:
+        """Before ``imgui.new_frame``: the events held back a frame ago go in now; those held
+        since wait for the next frame (imgui sees the position alone first)."""
+        self._frame_pos = self._pos
+        ready, self._ready, self._pending = self._ready, self._pending, []
+        for event in ready:
+            event()
+
+    def _held(self, event: Callable[[], None], button: bool = False) -> None:
+        if self._pending or self._ready or (button and self._pos != self._frame_pos):
+            self._pending.append(event)
+        else:
+            event()
+
+    def _pos_event(self, x: float, y: float) -> None:
+        self._pos = (x, y)
+        self.io.add_mouse_pos_event(x, y)
 
     def _mods(self, modifiers: int) -> None:
         io = self.io
@@ -56,18 +84,21 @@ class ImguiInput:
         io.add_key_event(imgui.Key.mod_super, bool(modifiers & K.MOD_COMMAND))
 
     def on_mouse_motion(self, x, y, dx=0, dy=0):
-        self.io.add_mouse_pos_event(float(x), float(self.height - y))
+        p = (float(x), float(self.height - y))
+        self._held(lambda: self._pos_event(*p))
 
     def on_mouse_press(self, x, y, button, modifiers=0):
         self._mods(modifiers)
         self.on_mouse_motion(x, y)
         if button in _BUTTONS:
-            self.io.add_mouse_button_event(_BUTTONS[button], True)
+            b = _BUTTONS[button]
+            self._held(lambda: self.io.add_mouse_button_event(b, True), button=True)
 
     def on_mouse_release(self, x, y, button, modifiers=0):
         self.on_mouse_motion(x, y)
         if button in _BUTTONS:
-            self.io.add_mouse_button_event(_BUTTONS[button], False)
+            b = _BUTTONS[button]
+            self._held(lambda: self.io.add_mouse_button_event(b, False), button=True)
 
     def on_mouse_drag(self, x, y, dx, dy, buttons, modifiers=0):
         self.on_mouse_motion(x, y)
@@ -76,7 +107,7 @@ class ImguiInput:
         self.io.add_mouse_wheel_event(float(scroll_x), float(scroll_y))
 
     def on_mouse_leave(self, x, y):
-        self.io.add_mouse_pos_event(-3.4e38, -3.4e38)
+        self._held(lambda: self._pos_event(-3.4e38, -3.4e38))
 
     def on_key_press(self, symbol, modifiers=0):
         self._mods(modifiers)

@@ -14,6 +14,7 @@ The document types are re-exported here (``from animik.app.state import Document
 from __future__ import annotations
 
 import collections
+import re
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -227,6 +228,8 @@ class AppState:
     show_file_browser: bool = False
     browser_mode: str = "open"  # "open" | "save" | "export" (a clip) | "import" (a BVH as a clip)
     browser_dir: Path = field(default_factory=Path.cwd)
+    write_dir: Path | None = None  # the folder of the last file written (save, export): where
+    # the next save / export is proposed; None: the current working directory
     browser_name: str = ""  # file name typed in the browser
     show_help: bool = False
     browser_tolerance: bool = False  # Import BVH: reduce keys (else one key per frame)
@@ -234,6 +237,8 @@ class AppState:
     import_position_tolerance_mm: float = 5.0
     playing: bool = False
     loop: bool = True
+    follow_playback: bool = False  # the camera follows the body while the timeline plays
+    follow_anchor: np.ndarray | None = None  # the body's centre at the last followed frame
     play_clock: float = 0.0
     auto_key: bool = False
     selected_key: tuple[float, str] | None = None
@@ -246,6 +251,8 @@ class AppState:
     physics: PhysicsView | None = None  # the physics overlay and its last evaluation
     context_site: str | None = None  # right-clicked handle: its context menu is open
     quit_requested: bool = False
+    redraw_requested: bool = False  # set (from any thread) to have the window draw again
+    # (it redraws only while something changes, see animik/app/pacing.py)
     stats: Stats = field(default_factory=Stats)
     ik: IKCache = field(default_factory=IKCache)
     view_cache: ViewCache | None = field(default=None, repr=False)
@@ -300,15 +307,51 @@ class AppState:
         self.messages.append(Message("info", text))
         del self.messages[:-8]
 
-    def default_save_path(self) -> Path:
+    def default_save_path(self, writable_scene: bool = True) -> Path:
+        """Where Ctrl+S writes: ``save_path``, else the scene file (when ``writable_scene``),
+        else ``<slug of the name>.scene.toml`` in :meth:`output_dir`."""
         if self.save_path is not None:
             return self.save_path
-        if self.scene_path is not None:
+        if self.scene_path is not None and writable_scene:
             return self.scene_path
-        name = (self.doc.name or self.doc.skeleton.name or "scene").replace("/", "_")
-        return Path.cwd() / f"{name}.scene.toml"
+        return self.output_dir() / f"{safe_slug(self.doc.name or self.doc.skeleton.name)}.scene.toml"
+
+    def output_dir(self) -> Path:
+        """Where new files are proposed: the folder last written to, else the current working
+        directory (never the package's ``scenes/`` or a source file's folder)."""
+        d = self.write_dir
+        return d if d is not None and d.is_dir() else Path.cwd()
+
+    def mark_scene_path(self, path: Path | None, saved: bool = False) -> None:
+        """``path`` is the scene file of the current document, just opened (its history entry
+        remembers it, for undo / redo) or ``saved`` (so does the entry where it was opened)."""
+        self.scene_path = path
+        h = self.history
+        k = self._marked_index() if saved else None
+        for i in {h.index} | ({k} if k is not None else set()):
+            h.notes[i]["scene_path"] = path
+
+    def _marked_index(self) -> int | None:
+        h = self.history
+        for k in range(h.index, -1, -1):
+            if "scene_path" in h.notes[k]:
+                return k
+        return None
+
+    def restore_scene_path(self) -> None:
+        """After undo / redo: the scene file of the document brought back."""
+        k = self._marked_index()
+        if k is not None:
+            self.scene_path = self.history.notes[k]["scene_path"]
+
+
+def safe_slug(name: str) -> str:
+    """A file-name stem from a display name: letters, digits, ``.``, ``_`` and ``-`` only
+    (``"default: body95 standing"`` -> ``"default_body95_standing"``); ``"scene"`` if empty."""
+    slug = re.sub(r"[^A-Za-z0-9._-]+", "_", str(name)).strip("._-")
+    return slug or "scene"
 
 
 __all__ = ["FREE", "LIMIT_EPS", "MODES", "PINNED", "TARGET", "AppState", "Document", "Drag",
            "Effector", "History", "IKCache", "Message", "ModeData", "PoseKinematics",
-           "SolverSettings", "Stats", "ViewCache"]
+           "SolverSettings", "Stats", "ViewCache", "safe_slug"]

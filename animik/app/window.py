@@ -61,7 +61,8 @@ def run_window(target: str | None = None, save_path: str | Path | None = None,
     ctx = moderngl.create_context()
     fbw, _ = window.get_framebuffer_size()
     gui = GuiApp(ctx, state, window.get_size(), fb_scale=fbw / max(window.width, 1))
-    handler = _Handlers(gui, window)
+    pace = _Pace(pyglet.clock, lambda dt: tick(dt), 1.0 / fps if fps and fps > 0 else 0.0)
+    handler = _Handlers(gui, window, pace.wake)
     window.push_handlers(handler)
 
     frames = [0]
@@ -83,6 +84,15 @@ def run_window(target: str | None = None, save_path: str | Path | None = None,
 
     window.push_handlers(on_draw=on_draw)
 
+    def tick(dt):
+        # draw only when the app wants a frame (input, a change, playback, the IK converging;
+        # see pacing.py) or a screenshot is pending; else poll slowly, using no CPU
+        if gui.wants_frame() or (shot is not None and frames[0] < screenshot_frames):
+            window.draw(dt)
+            pace.wake()
+        else:
+            pace.sleep()
+
     def stop(*_):
         # SIGTERM / SIGINT (e.g. a test killing the app): leave the loop cleanly; files are
         # only written by Ctrl+S, atomically, so nothing is left half-written
@@ -90,7 +100,8 @@ def run_window(target: str | None = None, save_path: str | Path | None = None,
 
     signal.signal(signal.SIGTERM, stop)
     signal.signal(signal.SIGINT, stop)
-    pyglet.app.run(interval=1.0 / fps if fps and fps > 0 else 0)
+    pace.wake()
+    pyglet.app.run(interval=None)  # frames on demand: tick() above decides
     try:
         gui.release()
         window.close()
@@ -105,51 +116,95 @@ def _title(state) -> str:
     return f"animik - {name} ({where})"
 
 
-class _Handlers:
-    """pyglet event handlers: everything goes to the GuiApp; Esc must not close the window."""
+class _Pace:
+    """The loop's tick schedule: every frame interval while the app is awake, every
+    :data:`IDLE_POLL_S` while it sleeps (a cheap check, no drawing); input wakes it at once."""
 
-    def __init__(self, gui, window):
+    IDLE_POLL_S = 0.25
+
+    def __init__(self, clock, tick, interval: float):
+        self.clock, self.tick, self.interval = clock, tick, interval
+        self.fast: bool | None = None
+
+    def wake(self) -> None:
+        if self.fast is not True:
+            self.clock.unschedule(self.tick)
+            if self.interval > 0:
+                self.clock.schedule_interval(self.tick, self.interval)
+            else:
+                self.clock.schedule(self.tick)
+            self.fast = True
+
+    def sleep(self) -> None:
+        if self.fast is not False:
+            self.clock.unschedule(self.tick)
+            self.clock.schedule_interval_soft(self.tick, self.IDLE_POLL_S)
+            self.fast = False
+
+
+class _Handlers:
+    """pyglet event handlers: everything goes to the GuiApp (which notes the input: frames
+    follow) and wakes the loop; Esc must not close the window."""
+
+    def __init__(self, gui, window, wake=lambda: None):
         self.gui = gui
         self.window = window
         self.caption = ""
+        self._wake = wake
+
+    def on_expose(self):
+        self._wake()
+        self.gui.pacer.request()
 
     def on_key_press(self, symbol, modifiers):
+        self._wake()
         self.gui.on_key_press(symbol, modifiers)
         if symbol == K.ESCAPE:
             return True  # EVENT_HANDLED: pyglet's default closes the window on Esc
 
     def on_key_release(self, symbol, modifiers):
+        self._wake()
         self.gui.on_key_release(symbol, modifiers)
 
     def on_text(self, text):
+        self._wake()
         self.gui.on_text(text)
 
     def on_mouse_motion(self, x, y, dx, dy):
+        self._wake()
         self.gui.on_mouse_motion(x, y, dx, dy)
 
     def on_mouse_press(self, x, y, button, modifiers):
+        self._wake()
         self.gui.on_mouse_press(x, y, button, modifiers)
 
     def on_mouse_release(self, x, y, button, modifiers):
+        self._wake()
         self.gui.on_mouse_release(x, y, button, modifiers)
 
     def on_mouse_drag(self, x, y, dx, dy, buttons, modifiers):
+        self._wake()
         self.gui.on_mouse_drag(x, y, dx, dy, buttons, modifiers)
 
     def on_mouse_scroll(self, x, y, scroll_x, scroll_y):
+        self._wake()
         self.gui.on_mouse_scroll(x, y, scroll_x, scroll_y)
 
     def on_mouse_leave(self, x, y):
+        self._wake()
         self.gui.on_mouse_leave(x, y)
 
     def on_file_drop(self, x, y, paths):
+        self._wake()
         self.gui.on_file_drop(x, y, paths)
 
     def on_deactivate(self):
+        self._wake()
         # key releases are not seen while unfocused: forget held axis keys
         self.gui.state.keys_down.clear()
 
     def on_resize(self, width, height):
+        self._wake()
         fbw, _ = self.window.get_framebuffer_size()
         self.gui.fb_scale = fbw / max(width, 1)
         self.gui.resize(width, height)

@@ -91,7 +91,7 @@ import numpy as np
 from ..errors import BVHParseError, FileFormatError, OptionError, SkeletonError, UnknownNameError, names_hint
 from ..motion import Motion
 from ..rotations import euler_from_matrix, matrix_from_euler, matrix_from_principal_axis
-from ..skeleton import ROTATION, Dof, Joint, Site, Skeleton
+from ..skeleton import REFERENCE_BMI, ROTATION, Dof, Joint, Site, Skeleton, mass_from_height, with_body_mass
 from ._atomic import atomic_write
 
 __all__ = ["BVH_FROM_WORLD", "CHANNEL_FORMS", "UNITS", "UP_AXES", "WORLD_FROM_BVH",
@@ -751,8 +751,25 @@ def _build_motion(bvh: _BVHFile, scale: float, unit_name: str, src: str, name: s
         q *= factor
     if not np.all(np.isfinite(q)):
         raise BVHParseError("frame values out of range after unit conversion", path=src)
+    if len(q):
+        skel = _body_mass_from_height(skel, q)
     return Motion(skel, q, 1.0 / bvh.frame_time,
                   meta={**meta, "bvh_frame_time": bvh.frame_time})
+
+
+def _body_mass_from_height(skel: Skeleton, q: np.ndarray) -> Skeleton:
+    """BVH files carry no masses: the bone-cylinder estimate is scaled to the body mass of a
+    person of the motion's standing height (:func:`animik.kinematics.standing_height` over the
+    frames, :func:`animik.skeleton.mass_from_height`), so two people of the same height get
+    the same mass whatever their rest pose or bone layout (issue 13 item 4.10)."""
+    from ..kinematics import standing_height
+
+    h = standing_height(skel, q)
+    if not 0.05 < h < 100.0:
+        return skel
+    return with_body_mass(skel, mass_from_height(h), (
+        f"estimated: {REFERENCE_BMI:g} kg/m^2 x standing height^2 ({h:.3f} m over the frames; "
+        "BMI 22), shared over the segments as cylinders along the bones (radius 12% of length)"))
 
 
 # ---------------------------------------------------------------------------- writing

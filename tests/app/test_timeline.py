@@ -356,8 +356,15 @@ def test_export_from_the_menu_and_import_the_bvh_back(app, tmp_path):
     np.testing.assert_allclose(g.q, want.q, atol=1e-5)
     np.testing.assert_allclose(forward_kinematics(g.skeleton, g.q).joint_positions,
                                fk_want.joint_positions, atol=1e-5)
-    # re-import the BVH: not body95's own skeleton, so it opens as the scene with its clip
+    # import the BVH (Animation › Import BVH as clip): not body95's own skeleton (the thumbs'
+    # channels), so it is retargeted onto body95 and added as a clip; the character stays
+    n_clips = len(st.doc.clips)
     _browse(app, "import", tmp_path, "three.bvh", browser_tolerance=False)
+    assert st.skeleton.name == "body95" and len(st.doc.clips) == n_clips + 1
+    assert st.doc.current_clip.name == "three"
+    assert st.doc.current_clip.to_motion().n_frames == 61
+    # File › Open: the BVH as its own document, its motion the clip
+    assert actions.open_into(st, tmp_path / "three.bvh")
     assert st.skeleton.n_dof == back.skeleton.n_dof and st.doc.rig.endswith("three.bvh")
     imp = st.doc.current_clip
     assert imp.name == "three" and imp.track(0).n_keys == 61
@@ -400,6 +407,10 @@ def test_import_a_small_bvh_and_the_shared_ones(app, tmp_path):
     path = tmp_path / "small.bvh"
     animik.write_bvh(animik.Motion(skel, q, fps=24.0), path)
     ref = animik.read_bvh(path)
+    # opening a .bvh makes its motion the scene's clip
+    assert actions.open_into(st, path)
+    assert [c.name for c in st.doc.clips] == ["small"]
+    # importing a BVH on the document's own skeleton: its frames as they are
     assert tl.import_bvh(st, path)
     clip = st.doc.current_clip
     assert clip.fps == pytest.approx(24.0) and clip.track(0).n_keys == T
@@ -408,15 +419,13 @@ def test_import_a_small_bvh_and_the_shared_ones(app, tmp_path):
                                forward_kinematics(ref.skeleton, ref.q).joint_positions, atol=1e-9)
     assert tl.import_bvh(st, path, tolerance=np.radians(0.5), position_tolerance=1e-3)
     red = st.doc.current_clip
-    assert st.doc.clip == 1 and max(tr.n_keys for tr in red.tracks) < T
-    # opening a .bvh makes its motion the scene's clip
-    assert actions.open_into(st, path)
-    assert [c.name for c in st.doc.clips] == ["small"]
+    assert st.doc.clip == 2 and max(tr.n_keys for tr in red.tracks) < T
     for _ in range(2):
         app.frame()
     files = shared_bvh_files()
     for f in files:
         ref = animik.read_bvh(f)
+        assert actions.open_into(st, f)  # (onto another skeleton it is retargeted: elsewhere)
         assert tl.import_bvh(st, f), st.messages[-1].text
         m = st.doc.current_clip.to_motion()
         assert m.n_frames == ref.n_frames

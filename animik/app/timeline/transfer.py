@@ -1,5 +1,5 @@
 """Clips in and out of the app: export the current clip (BVH / glTF), import a BVH as a clip
-(added to the scene, or opened as the scene when its skeleton is another)."""
+on the current character (retargeted onto it when its skeleton is another)."""
 
 from __future__ import annotations
 
@@ -10,8 +10,8 @@ import numpy as np
 from ... import anim
 from ...io.bvh import read_bvh
 from ...motion import Motion
+from ...retarget import retarget
 from ...skeleton import Skeleton
-from ..documents import bvh_document, replace_document
 from ..edits import USER_ERRORS, commit, describe, report, set_doc
 from ..state import AppState
 from .marks import current_clip, unique_name
@@ -36,6 +36,7 @@ def export_current(state: AppState, path: str | Path) -> Path | None:
     except Exception as e:
         report(state, f"Cannot export clip {clip.name!r} to {path}", e)
         return None
+    state.write_dir = Path(out).parent
     state.info(f"Exported clip {clip.name!r} to {out}")
     return Path(out)
 
@@ -53,39 +54,49 @@ def same_skeleton(a: Skeleton, b: Skeleton) -> bool:
 
 def import_bvh(state: AppState, path: str | Path, tolerance: float | None = None,
                position_tolerance: float | None = None) -> bool:
-    """Open a BVH file as a clip (undoable).
+    """Import a BVH file's motion as a clip on the current character (one undo step).
 
-    When its skeleton is the rig's (a BVH opened before, or written from this rig) the clip is
-    added to the scene; otherwise the BVH is opened as the scene (its skeleton becomes the rig)
-    with the clip. Without tolerances every frame is a key; with them keys are reduced
+    When the BVH's skeleton is the rig's (a BVH opened before, or written from this rig) its
+    frames are the clip as they are; otherwise the motion is retargeted onto the character
+    with the library's retargeter (:func:`animik.retarget.retarget`: automatic joint mapping,
+    rest alignment and scale, foot contacts), as Tools › Retarget… does. The document keeps
+    its skeleton, pose, effectors and clips; the new clip (a unique name from the file's)
+    becomes the current one. Opening a BVH as its own document is File › Open. Without
+    tolerances every frame is a key; with them keys are reduced
     (:func:`animik.anim.clip_from_motion`).
 
     Args:
         tolerance: joint-angle tolerance, rad, or None.
         position_tolerance: joint / site position tolerance, m, or None.
+
+    Returns:
+        True when imported; on error (unreadable file, a skeleton the retargeter cannot map
+        onto the character) a banner says why and nothing changes.
     """
     path = Path(path).expanduser()
+    doc = state.doc
+    retargeted = False
     try:
         motion = read_bvh(path)
-        if same_skeleton(motion.skeleton, state.doc.skeleton):
-            doc = state.doc
+        if motion.n_frames == 0:
+            raise ValueError("the motion has no frames")
+        if same_skeleton(motion.skeleton, doc.skeleton):
             m = Motion(doc.skeleton, motion.q, motion.fps, meta=dict(motion.meta))
-            clip = anim.clip_from_motion(m, tolerance, position_tolerance,
-                                         name=unique_name(state, path.stem))
-            state.playing = False
-            state.selected_key = None
-            set_doc(state, doc.replace(clips=(*doc.clips, clip), clip=len(doc.clips)))
-            show_time(state, 0.0)
-            commit(state, f"import {path.name}")
         else:
-            doc = bvh_document(path, motion, tolerance, position_tolerance)
-            replace_document(state, doc, None, None, f"import {path.name}")
+            m = retarget(motion, doc.skeleton)
+            retargeted = True
+        clip = anim.clip_from_motion(m, tolerance, position_tolerance,
+                                     name=unique_name(state, path.stem))
     except USER_ERRORS as e:
-        state.error(f"Cannot import {path}: {describe(e)}")
+        state.error(f"Cannot import {path} onto {doc.skeleton.name}: {describe(e)}")
         return False
-    clip = current_clip(state)
+    state.playing = False
+    state.selected_key = None
+    set_doc(state, doc.replace(clips=(*doc.clips, clip), clip=len(doc.clips)))
+    show_time(state, 0.0)
+    commit(state, f"import {path.name}")
     n = sum(tr.n_keys for tr in clip.tracks)
-    state.info(f"Imported {path.name} as clip {clip.name!r}: {motion.n_frames} frames, {n} joint "
-               f"keys")
+    how = f"retargeted onto {doc.skeleton.name}" if retargeted else "on its own skeleton"
+    state.info(f"Imported {path.name} as clip {clip.name!r} ({how}): {motion.n_frames} frames, "
+               f"{n} joint keys")
     return True
-

@@ -90,8 +90,11 @@ def draw_menu_bar(state: AppState) -> None:
             imgui.end_menu()
         imgui.separator()
         if imgui.menu_item_simple("Save", "Ctrl+S"):
-            actions.save(state)
-        if imgui.menu_item_simple("Save as...", "Ctrl+Shift+S"):
+            if actions.needs_save_as(state):  # a shipped scene, a rig, a BVH: ask where
+                open_browser(state, "save")
+            else:
+                actions.save(state)
+        if imgui.menu_item_simple("Save As...", "Ctrl+Shift+S"):
             open_browser(state, "save")
         imgui.separator()
         if imgui.menu_item_simple("Import BVH as clip..."):
@@ -155,6 +158,10 @@ def draw_menu_bar(state: AppState) -> None:
             actions.frame_selected(state)
         if imgui.menu_item_simple("Reset view", "Home"):
             state.camera.reset()
+        _, state.follow_playback = imgui.menu_item("Follow during playback", "",
+                                                   state.follow_playback)
+        if imgui.is_item_hovered():
+            imgui.set_tooltip("while the timeline plays, the camera moves with the body")
         _, state.show_shadow = imgui.menu_item("Ground shadow", "", state.show_shadow)
         imgui.set_next_item_width(120)
         _, state.handle_px = imgui.slider_float("handle size", state.handle_px, 4.0, 20.0, "%.0f px")

@@ -25,10 +25,11 @@ def open_browser(state: AppState, mode: str) -> None:
     state.show_file_browser = True
     state.browser_mode = mode
     if mode == "save":
-        p = state.default_save_path()
-        state.browser_dir = p.parent if p.parent.is_dir() else Path.cwd()
+        p = actions.default_save_path(state)
+        state.browser_dir = p.parent if p.parent.is_dir() else state.output_dir()
         state.browser_name = p.name
     elif mode == "export":
+        state.browser_dir = state.output_dir()  # not the package's scenes/ nor a source's folder
         clip = state.doc.current_clip
         name = (clip.name if clip is not None else "clip").replace("/", "_").replace(" ", "_")
         state.browser_name = f"{name}.glb"
@@ -178,8 +179,6 @@ def draw_file_browser_panel(state: AppState) -> None:
             else:
                 if chosen.suffix.lower() != ".toml":
                     chosen = chosen.with_name(chosen.name + ".toml")
-                if actions.save(state, chosen) is not None:
-                    state.save_path = None
-                    state.scene_path = chosen
+                if actions.save(state, chosen) is not None:  # now the document's file
                     state.show_file_browser = False
     imgui.end()

@@ -180,13 +180,25 @@ def draw_effectors_panel(state: AppState) -> None:
                 sites.remove_site(state, state.selected_site)
         flags = (imgui.TableFlags_.row_bg | imgui.TableFlags_.borders_inner_h
                  | imgui.TableFlags_.scroll_y | imgui.TableFlags_.sizing_stretch_prop)
-        if imgui.begin_table("##eff", 6, flags):
-            imgui.table_setup_column("site", imgui.TableColumnFlags_.width_stretch, 1.6)
-            imgui.table_setup_column("pin", imgui.TableColumnFlags_.width_fixed, 30)
-            imgui.table_setup_column("mode", imgui.TableColumnFlags_.width_stretch, 1.2)
-            imgui.table_setup_column("6-D", imgui.TableColumnFlags_.width_fixed, 30)
-            imgui.table_setup_column("weight", imgui.TableColumnFlags_.width_stretch, 0.9)
-            imgui.table_setup_column("error mm", imgui.TableColumnFlags_.width_stretch, 0.9)
+        # The fixed columns are as wide as their longest content (the mode combo shows
+        # "target" and its arrow; a stretched share of a 300 px panel read "fre▼"); the site
+        # names take what is left.
+        st = imgui.get_style()
+        pad = 2 * st.frame_padding.x
+        fixed = imgui.TableColumnFlags_.width_fixed
+        # no arrow on the mode combo (it opens on a click like any combo) and the pin is the
+        # mode's "pinned" (the P key): the site names keep room to be read
+        mode_w = max(imgui.calc_text_size(m).x for m in MODES) + pad + 2  # (-1 width: 1 px less)
+        num_w = imgui.calc_text_size("10.00").x + pad
+        box_w = imgui.get_frame_height() + 4
+        right = imgui.get_cursor_screen_pos().x + imgui.get_content_region_avail().x
+        state.ui_rects["effectors_content"] = (0.0, 0.0, right, 0.0)
+        if imgui.begin_table("##eff", 5, flags):
+            imgui.table_setup_column("site", imgui.TableColumnFlags_.width_stretch, 1.0)
+            imgui.table_setup_column("mode", fixed, mode_w)
+            imgui.table_setup_column("6-D", fixed, max(box_w, imgui.calc_text_size("6-D").x))
+            imgui.table_setup_column("weight", fixed, num_w)
+            imgui.table_setup_column("err mm", fixed, imgui.calc_text_size("err mm").x)
             imgui.table_setup_scroll_freeze(0, 1)
             imgui.table_headers_row()
             for i, e in enumerate(state.doc.effectors):
@@ -200,14 +212,19 @@ def draw_effectors_panel(state: AppState) -> None:
                     state.selected_site = e.site
                 imgui.pop_style_color()
                 imgui.table_next_column()
-                ch, on = imgui.checkbox("##pin", e.mode == PINNED)
-                if ch:
-                    actions.toggle_pin(state, e.site)
-                if imgui.is_item_hovered():
-                    imgui.set_tooltip("pinned: held where it is (key P)")
-                imgui.table_next_column()
                 imgui.set_next_item_width(-1)
-                ch, m = imgui.combo("##mode", MODES.index(e.mode), list(MODES))
+                ch, m = False, MODES.index(e.mode)
+                if imgui.begin_combo("##mode", e.mode, imgui.ComboFlags_.no_arrow_button):
+                    for k, name in enumerate(MODES):
+                        if imgui.selectable(name, k == m)[0]:
+                            ch, m = True, k
+                    imgui.end_combo()
+                if i == 0:
+                    a, b = imgui.get_item_rect_min(), imgui.get_item_rect_max()
+                    state.ui_rects["effectors_mode"] = (a.x, a.y, b.x, b.y)
+                if imgui.is_item_hovered():
+                    imgui.set_tooltip("free: follows the body; target: pulled to its goal; "
+                                      "pinned: held where it is (key P)")
                 if ch and MODES[m] != e.mode:
                     actions.set_mode(state, e.site, MODES[m])
                 imgui.table_next_column()
@@ -227,7 +244,7 @@ def draw_effectors_panel(state: AppState) -> None:
                 imgui.table_next_column()
                 if e.active:
                     err = 1e3 * float(np.linalg.norm(fk.site_positions[i] - e.position))
-                    imgui.text(f"{err:.2f}")
+                    imgui.text(f"{err:.1f}" if err < 999.5 else f"{err / 1e3:.1f}m")
                 else:
                     imgui.text_colored(DIM, "-")
                 imgui.pop_id()

@@ -40,8 +40,33 @@ def draw_retarget_tools(state: AppState) -> None:
             if state.doc.mesh is not None and rig.lower().endswith((".glb", ".gltf")):
                 ui.target, ui.target_file = FILE_CHOICE, rig  # onto the open character
     link = rm.current(state)
-    if imgui.menu_item_simple("Leave retarget mode", "", False, link is not None):
-        rm.leave(state)
+    _leave_entries(state, link, imgui.menu_item_simple)
+
+
+def _leave_entries(state: AppState, link: rm.RetargetLink | None, item) -> None:
+    """"Leave" (back to the document retarget mode was entered from when it is on the same
+    skeleton, its clips and pins with it) and, for another skeleton, "Back to ..." as well."""
+    prev = link.previous if link is not None else None
+    name = (prev.name or prev.skeleton.name) if prev is not None else ""
+    if link is None or prev is None:
+        if item("Leave retarget mode", "", False, link is not None):
+            rm.leave(state)
+        return
+    if rm.comes_back(state):
+        if item(f"Leave: back to {name}", "", False, True):
+            rm.leave(state)
+        if imgui.is_item_hovered():
+            imgui.set_tooltip("its pose, pins, targets and clips come back; the clips baked\n"
+                              "here are added to them")
+        return
+    if item(f"Leave: keep {link.session.rt.target.name}", "", False, True):
+        rm.leave(state, back=False)
+    if imgui.is_item_hovered():
+        imgui.set_tooltip("stay on the target rig with its pose, pins and baked clips")
+    if item(f"Back to {name}", "", False, True):
+        rm.leave(state, back=True)
+    if imgui.is_item_hovered():
+        imgui.set_tooltip("the document before retargeting, with its clips and pins")
 
 
 def draw_retarget_panel(state: AppState) -> None:
@@ -166,8 +191,8 @@ def _session(state: AppState, ui: rm.RetargetUI, link: rm.RetargetLink) -> None:
         rm.bake(state)
     if imgui.is_item_hovered():
         imgui.set_tooltip("retarget every frame with the edits and add the result as a clip")
-    imgui.same_line()
     if link.baked is not None:
+        imgui.same_line()
         imgui.text_colored(DIM, f"baked: {link.baked.n_frames} frames")
     if not ui.export_path:
         ui.export_path = str(rm.default_export_path(state))
@@ -175,9 +200,8 @@ def _session(state: AppState, ui: rm.RetargetUI, link: rm.RetargetLink) -> None:
     _, ui.export_path = imgui.input_text("##export", ui.export_path)
     if imgui.button("Export retargeted BVH"):
         rm.export_bvh(state, ui.export_path)
-    imgui.same_line()
-    if imgui.button("Leave retarget mode"):
-        rm.leave(state)
+    # full-width buttons: a long document name is clipped inside, not past the panel
+    _leave_entries(state, link, lambda label, *_: imgui.button(label, (-1, 0)))
     _quality(state, sess, link)
     _mapping(sess)
     if imgui.collapsing_header("Retarget onto another rig"):
@@ -211,7 +235,7 @@ def _transport(state: AppState, sess: rm.RetargetSession) -> None:
         rm.seek(state, f)
     labels = [f"{s:g}x" for s in rm.SPEEDS]
     cur = int(np.argmin([abs(s - sess.speed) for s in rm.SPEEDS]))
-    imgui.set_next_item_width(80)
+    imgui.set_next_item_width(64)  # the row fits the ~290 px panel at 1280x800
     ch, i = imgui.combo("speed", cur, labels)
     if ch:
         sess.speed = rm.SPEEDS[i]
@@ -249,7 +273,8 @@ def _quality(state: AppState, sess: rm.RetargetSession, link: rm.RetargetLink) -
     imgui.text_colored(GOOD if st.limit_violations == 0 else BAD,
                        f"limit violations: {st.limit_violations}")
     imgui.same_line()
-    imgui.text_colored(DIM, f"over {st.frames} frames, {st.not_converged} not within 1 mm")
+    imgui.text_colored(DIM, f"over {st.frames} frames")
+    imgui.text_colored(DIM, f"{st.not_converged} frames not within 1 mm")
     if imgui.small_button("reset numbers"):
         st.reset()
     rep = link.report
@@ -257,16 +282,19 @@ def _quality(state: AppState, sess: rm.RetargetSession, link: rm.RetargetLink) -
         imgui.text("bake report:")
         for name, ok in rep.goals.items():
             imgui.text_colored(GOOD if ok else BAD, f"  {'ok ' if ok else 'NO '} {name}")
+        imgui.push_text_wrap_pos(0.0)  # the panel is narrow at 1280x800: wrap, do not clip
         imgui.text_colored(DIM, f"  hand/foot mean {rep.hand_foot_mean_error_cm:.3f} cm, skate "
                                 f"{rep.max_skate_cm:.2f} cm, penetration "
                                 f"{rep.max_penetration_cm:.2f} cm")
+        imgui.pop_text_wrap_pos()
 
 
 def _mapping(sess: rm.RetargetSession) -> None:
     m = sess.rt.mapping
-    if not imgui.collapsing_header(f"Mapping: {len(m.pairs)} pairs, {len(m.unmapped_source)} "
-                                   f"source / {len(m.unmapped_target)} target unmapped"):
+    if not imgui.collapsing_header(f"Mapping ({len(m.pairs)} pairs)###mapping"):
         return
+    imgui.text_colored(DIM, f"unmapped: {len(m.unmapped_source)} source, "
+                            f"{len(m.unmapped_target)} target joints")
     flags = imgui.TableFlags_.row_bg | imgui.TableFlags_.borders_inner_h
     if imgui.begin_table("##pairs", 3, flags):
         for h in ("target", "source", "role"):
@@ -281,6 +309,7 @@ def _mapping(sess: rm.RetargetSession) -> None:
             imgui.table_next_column()
             imgui.text_colored(DIM, m.roles.get(t, ""))
         imgui.end_table()
+    imgui.push_text_wrap_pos(0.0)
     imgui.text("effectors: " + ", ".join(f"{s} ({r})" for s, r in m.effectors.items()))
     if m.unmapped_source:
         imgui.text("unmapped source joints:")
@@ -288,9 +317,8 @@ def _mapping(sess: rm.RetargetSession) -> None:
             imgui.bullet_text(f"{j}: {m.unmapped_reason.get(j, '')}")
     if m.unmapped_target:
         imgui.text("unmapped target joints (interpolated or at rest):")
-        imgui.push_text_wrap_pos(0.0)
         imgui.text_colored(DIM, ", ".join(m.unmapped_target))
-        imgui.pop_text_wrap_pos()
+    imgui.pop_text_wrap_pos()
 
 
 def _labels(state: AppState) -> None:

@@ -55,7 +55,7 @@ from .edits import (
     pin,
     set_range,
 )
-from .lifecycle import enter, frame_both, leave
+from .lifecycle import comes_back, enter, frame_both, leave
 from .mode import RetargetMode
 from .playback import seek, set_playing, step_frames, update
 from .session import (
@@ -76,7 +76,7 @@ from .view import decorate_view, label_points
 
 __all__ = ["BLEND_S", "MAX_CATCHUP", "SPEEDS", "LiveStats", "RetargetLink", "RetargetMode",
            "RetargetSession", "RetargetUI", "active", "bake", "bake_motion", "base_target",
-           "blend_weight", "clear_edit", "clear_edits", "current", "decorate_view",
+           "blend_weight", "clear_edit", "clear_edits", "comes_back", "current", "decorate_view",
            "default_export_path", "default_source_path", "edit_rows", "edits_of", "end_drag",
            "enter", "export_bvh", "frame_both", "label_points", "leave", "open_panel", "pin",
            "seek", "set_playing", "set_range", "step_frames", "ui_of", "update"]

@@ -81,10 +81,10 @@ def bake(state: AppState) -> Motion | None:
 
 
 def default_export_path(state: AppState) -> Path:
-    link = current(state)
-    sess = link.session
-    folder = Path(sess.source_path).parent if sess.source_path else Path.cwd()
-    return folder / f"{sess.source_name}_{sess.rt.target.name}.bvh"
+    """``<source>_<target>.bvh`` in the folder last written to or the working directory (not
+    next to the source file, which may be read-only)."""
+    sess = current(state).session
+    return state.output_dir() / f"{sess.source_name}_{sess.rt.target.name}.bvh"
 
 
 def export_bvh(state: AppState, path: str | Path | None = None) -> Path | None:
@@ -110,6 +110,7 @@ def export_bvh(state: AppState, path: str | Path | None = None) -> Path | None:
     except USER_ERRORS as e:
         state.error(f"Cannot export {path}: {describe(e)}")
         return None
+    state.write_dir = path.parent
     state.info(f"Exported {motion.n_frames} frames to {path}"
                + (" (baked Euler channels)" if layout == "baked" else ""))
     return path

@@ -6,6 +6,7 @@ from pathlib import Path
 
 import numpy as np
 
+from .... import anim
 from ....character import SkinnedMesh
 from ....io.bvh import read_bvh
 from ....motion import Motion
@@ -14,6 +15,7 @@ from ....skeleton import Skeleton
 from ...edits import USER_ERRORS, cancel_drag, commit, describe, set_doc
 from ...solve import default_solver
 from ...state import AppState, Document, SolverSettings
+from ...timeline.transfer import same_skeleton
 from .playback import _record
 from .session import RetargetLink, RetargetSession, current, ui_of
 
@@ -69,9 +71,11 @@ def enter(state: AppState, source: str | Path | Motion | None = None, target: st
     sess.bases = {s: sess.target_of(st0, s) for s in sess.editable}
     sess.playing = bool(play)
     tgt = sess.rt.target
+    previous = link.previous if link is not None else state.doc
     doc = Document.new(tgt, str(target), q0, name=f"{sess.source_name} on {tgt.name}",
                        solver=SolverSettings(default_solver(), 20, {}),
-                       mode=RetargetLink(sess), mesh=_target_mesh(state, str(target), tgt))
+                       mode=RetargetLink(sess, previous=previous),
+                       mesh=_target_mesh(state, str(target), tgt))
     cancel_drag(state)
     if state.playing:
         state.playing = False  # the timeline's playback: retarget mode has its own transport
@@ -85,7 +89,7 @@ def enter(state: AppState, source: str | Path | Motion | None = None, target: st
     ui = ui_of(state)
     ui.source_path, ui.export_path, ui.show = src_path, "", True
     state.info(f"Retargeting {Path(src_path).name if src_path else sess.source_name} onto "
-               f"{tgt.name}: {sess.n_frames} frames at {sess.fps:g} fps")
+               f"{tgt.name}: {sess.n_frames} frames at {sess.fps:g} fps. {_keeps(previous, tgt)}")
     return True
 
 
@@ -105,17 +109,85 @@ def _target_mesh(state: AppState, target: str, skel: Skeleton) -> SkinnedMesh | 
     return ch.mesh if ch.mesh is not None and ch.skeleton.joint_names == skel.joint_names else None
 
 
-def leave(state: AppState) -> bool:
-    """Leave retarget mode (one undo step): the target rig stays with its current pose, its
-    pins, targets and clips (a bake made a clip of the motion)."""
+def _counts(doc: Document) -> str:
+    n_clips = len(doc.clips)
+    n_pins = sum(e.active for e in doc.effectors)
+    return (f"{n_clips} clip{'s' * (n_clips != 1)}, {n_pins} pin{'s' * (n_pins != 1)} / "
+            "target" + "s" * (n_pins != 1))
+
+
+def comes_back(state: AppState) -> bool:
+    """Leaving retarget mode goes back to the document it was entered from (same skeleton as
+    the target: its clips, pins and pose come back, with the bake's clips added)."""
+    link = current(state)
+    return (link is not None and link.previous is not None
+            and same_skeleton(link.previous.skeleton, state.doc.skeleton))
+
+
+def _keeps(previous: Document | None, target) -> str:
+    """What leaving will do, said when entering (issue 13 item 4.3)."""
+    if previous is None:
+        return ""
+    if same_skeleton(previous.skeleton, target):
+        return (f"Leaving gives {previous.name or previous.skeleton.name} back "
+                f"({_counts(previous)}) with the baked clips added.")
+    return (f"{previous.name or previous.skeleton.name} ({_counts(previous)}) is kept: "
+            "Retarget › Back to it on leaving, or Ctrl+Z.")
+
+
+def leave(state: AppState, back: bool | None = None) -> bool:
+    """Leave retarget mode (one undo step).
+
+    Args:
+        back: go back to the document retarget mode was entered from (its pose, pins,
+            targets and clips; the clips baked in retarget mode are added to them when the
+            skeleton is the same). None: back when the target is that document's skeleton
+            (retargeting onto the current character), else stay on the target rig with its
+            current pose, pins, targets and baked clips (retargeting a BVH document onto a
+            rig); the banner says which, and how to reach the other.
+
+    Returns:
+        True when left.
+    """
     link = current(state)
     if link is None:
         return False
     cancel_drag(state)
+    prev = link.previous
+    same = prev is not None and same_skeleton(prev.skeleton, state.doc.skeleton)
+    if back is None:
+        back = same
+    if back and prev is not None:
+        clips = list(prev.clips)
+        added = []
+        if same:
+            names = {c.name for c in clips}
+            for c in state.doc.clips:  # the bakes
+                name = c.name
+                while name in names:
+                    name = f"{name}_2"
+                names.add(name)
+                clips.append(c if name == c.name else anim.rename(c, name))
+                added.append(name)
+        doc = prev.replace(clips=tuple(clips), clip=len(clips) - 1 if added else prev.clip,
+                           mode=None)
+        set_doc(state, doc)
+        state.ik.solver_state = None
+        commit(state, "leave retarget mode")
+        state.restore_scene_path()
+        msg = f"Left retarget mode: back to {prev.name or prev.skeleton.name} ({_counts(prev)})"
+        if added:
+            msg += f", baked clip{'s' * (len(added) > 1)} {', '.join(map(repr, added))} added"
+        state.info(msg)
+        return True
     set_doc(state, state.doc.replace(mode=None))
     state.ik.solver_state = None
     commit(state, "leave retarget mode")
-    state.info("Left retarget mode")
+    msg = "Left retarget mode"
+    if prev is not None:
+        msg += (f": {prev.name or prev.skeleton.name} ({_counts(prev)}) is two Ctrl+Z away, "
+                "or leave with Retarget › Back to it")
+    state.info(msg)
     return True
 
 

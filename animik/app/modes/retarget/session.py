@@ -17,7 +17,7 @@ from ....kinematics import forward_kinematics
 from ....motion import Motion
 from ....retarget import Retargeter, RetargetReport, RetargetState
 from ....semantics.contacts import FootState
-from ...document import ModeData
+from ...document import Document, ModeData
 from ...state import AppState
 from ...ui_state import ModeUI
 
@@ -286,6 +286,8 @@ class RetargetLink(ModeData):
         baked: the last baked motion (on the target rig), or None.
         baked_key: the edits it was baked with.
         report: the :class:`~animik.retarget.RetargetReport` of the bake, or None.
+        previous: the document before retarget mode was entered (its clips, pins and pose
+            come back on leaving, see :func:`~animik.app.modes.retarget.leave`), or None.
     """
 
     name: ClassVar[str] = NAME
@@ -296,6 +298,7 @@ class RetargetLink(ModeData):
     baked: Motion | None = None
     baked_key: tuple | None = None
     report: RetargetReport | None = None
+    previous: Document | None = None
 
     def __post_init__(self) -> None:
         offs = {}
