@@ -38,6 +38,7 @@ from .document import (
     ModeData,
     SolverSettings,
 )
+from .editing_ui import EditingUI
 from .instances import ViewGeometry
 from .physics_view import PhysicsView
 from .ui_state import ModeUI, TimelineDrag, TimelineView
@@ -241,6 +242,7 @@ class AppState:
     physics: PhysicsView | None = None  # the physics overlay and its last evaluation
     context_site: str | None = None  # right-clicked handle: its context menu is open
     quit_requested: bool = False
+    editing: EditingUI = field(default_factory=EditingUI)  # dope sheet, graph editor, tasks
     stats: Stats = field(default_factory=Stats)
     ik: IKCache = field(default_factory=IKCache)
     view_cache: ViewCache | None = field(default=None, repr=False)
