@@ -148,10 +148,11 @@ class EditingUI:
         dope: where the dope sheet was drawn; graph: where the graph editor was drawn.
         graph_dofs: ``[(joint, column)]`` curves shown (empty: the selected joint's DoFs);
         graph_range: ``(v0, v1)`` the graph's value range (None: fit the curves).
+        graph_key: the graph editor's selected key ``(joint, column, time)``.
         focused: the dope sheet or graph editor has the keyboard (Delete, Ctrl+C / V go to it).
         onion: onion-skin settings.
         tasks: the background tasks (imports, key reduction, bakes).
-        scale_factor: the dope sheet's "Scale" field.
+        scale_factor: the dope sheet's "Scale" field; row_scroll: its first track row shown.
     """
 
     selection: frozenset[KeyRef] = frozenset()
@@ -166,6 +167,8 @@ class EditingUI:
     onion: OnionSkin = field(default_factory=OnionSkin)
     tasks: TaskRunner = field(default_factory=TaskRunner)
     scale_factor: float = 2.0
+    row_scroll: int = 0
+    graph_key: tuple[str, int, float] | None = None
 
 
 __all__ = ["SUMMARY", "DopeSheetView", "EditingUI", "GraphView", "KeyDrag", "OnionSkin",

@@ -24,6 +24,7 @@ from .instances import (
     sphere_instances,
 )
 from .state import PINNED, AppState, ViewCache
+from .timeline import onion
 
 # colours (linear-ish RGB in [0, 1])
 BONE = (0.70, 0.72, 0.78)
@@ -216,6 +217,7 @@ def build_view(state: AppState) -> ViewGeometry:
         handle_radius=np.maximum(hrad, 7.0 * px),  # picking: at least 7 px
         ring_centre=ring_centre, ring_axes=ring_axes, ring_radius=ring_radius)
     geom = modes.current(state).decorate_view(state, geom)
+    geom = onion.decorate_view(state, geom)  # ghost poses around the playhead (if on)
     # the physics overlay (COM, support polygon, ZMP, force) is drawn in every mode
     return physics.decorate_view(state, geom)
 
@@ -228,7 +230,7 @@ def view_key(state: AppState) -> tuple:
     return (state.doc, cam.yaw, cam.pitch, cam.distance, tuple(np.asarray(cam.target, float)),
             cam.fovy, cam.width, cam.height, state.selected_site, state.selected_joint, state.hover_site,
             state.hover_joint, state.hover_ring, state.handle_px,
-            modes.current(state).view_key(state), physics.view_key(state))
+            modes.current(state).view_key(state), physics.view_key(state), onion.view_key(state))
 
 
 def view_geometry(state: AppState) -> ViewGeometry:

@@ -48,9 +48,57 @@ def same_skeleton(a: Skeleton, b: Skeleton) -> bool:
             and np.allclose(a.rest_rotations, b.rest_rotations, atol=1e-9))
 
 
+def read_import(path: Path, skeleton: Skeleton, name: str, tolerance: float | None = None,
+                position_tolerance: float | None = None, progress=None):
+    """The work of :func:`import_bvh` (no app state: it runs off the UI thread too).
+
+    Returns:
+        ``(motion, clip, document)``: the clip for the rig when the BVH is on its skeleton
+        (document None), else a new document on the BVH's skeleton (clip None).
+    """
+    motion = read_bvh(path)
+    if progress is not None:
+        progress(0.05, f"read {motion.n_frames} frames")
+    if same_skeleton(motion.skeleton, skeleton):
+        m = Motion(skeleton, motion.q, motion.fps, meta=dict(motion.meta))
+        clip = anim.clip_from_motion(m, tolerance, position_tolerance, name=name,
+                                     progress=None if progress is None else
+                                     (lambda f: progress(0.05 + 0.95 * f)))
+        return motion, clip, None
+    doc = bvh_document(path, motion, tolerance, position_tolerance,
+                       progress=None if progress is None else (lambda f: progress(0.05 + 0.95 * f)))
+    return motion, None, doc
+
+
+def apply_import(state: AppState, path: Path, result) -> bool:
+    """Put :func:`read_import`'s result into the document (one undo step, on the UI thread)."""
+    motion, clip, doc = result
+    if clip is not None:
+        if clip.skeleton is not state.doc.skeleton:  # the document changed meanwhile
+            if not same_skeleton(clip.skeleton, state.doc.skeleton):
+                state.error(f"Import of {path.name} dropped: the document's rig changed meanwhile")
+                return False
+            clip = clip.replace(skeleton=state.doc.skeleton)
+        cur = state.doc
+        clip = clip.replace(name=unique_name(state, clip.name))
+        state.playing = False
+        state.selected_key = None
+        set_doc(state, cur.replace(clips=(*cur.clips, clip), clip=len(cur.clips)))
+        show_time(state, 0.0)
+        commit(state, f"import {path.name}")
+    else:
+        replace_document(state, doc, None, None, f"import {path.name}")
+    clip = current_clip(state)
+    n = sum(tr.n_keys for tr in clip.tracks)
+    state.info(f"Imported {path.name} as clip {clip.name!r}: {motion.n_frames} frames, {n} joint "
+               f"keys")
+    return True
+
+
 def import_bvh(state: AppState, path: str | Path, tolerance: float | None = None,
                position_tolerance: float | None = None) -> bool:
-    """Open a BVH file as a clip (undoable).
+    """Open a BVH file as a clip (undoable), on this thread (see
+    :func:`animik.app.timeline.background.import_bvh_async` for the UI's background import).
 
     When its skeleton is the rig's (a BVH opened before, or written from this rig) the clip is
     added to the scene; otherwise the BVH is opened as the scene (its skeleton becomes the rig)
@@ -63,26 +111,9 @@ def import_bvh(state: AppState, path: str | Path, tolerance: float | None = None
     """
     path = Path(path).expanduser()
     try:
-        motion = read_bvh(path)
-        if same_skeleton(motion.skeleton, state.doc.skeleton):
-            doc = state.doc
-            m = Motion(doc.skeleton, motion.q, motion.fps, meta=dict(motion.meta))
-            clip = anim.clip_from_motion(m, tolerance, position_tolerance,
-                                         name=unique_name(state, path.stem))
-            state.playing = False
-            state.selected_key = None
-            set_doc(state, doc.replace(clips=(*doc.clips, clip), clip=len(doc.clips)))
-            show_time(state, 0.0)
-            commit(state, f"import {path.name}")
-        else:
-            doc = bvh_document(path, motion, tolerance, position_tolerance)
-            replace_document(state, doc, None, None, f"import {path.name}")
+        result = read_import(path, state.doc.skeleton, unique_name(state, path.stem), tolerance,
+                             position_tolerance)
+        return apply_import(state, path, result)
     except USER_ERRORS as e:
         state.error(f"Cannot import {path}: {describe(e)}")
         return False
-    clip = current_clip(state)
-    n = sum(tr.n_keys for tr in clip.tracks)
-    state.info(f"Imported {path.name} as clip {clip.name!r}: {motion.n_frames} frames, {n} joint "
-               f"keys")
-    return True
-
