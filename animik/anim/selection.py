@@ -112,7 +112,7 @@ def _retime(clip: Clip, keys: Iterable[KeyRef], new_time, what: str) -> tuple[Cl
         srt = np.argsort(times, kind="stable")
         times, order = times[srt], order[srt]
         keep = np.append(np.diff(times) > TIME_EPS, True)
-        new = tr.take(order[keep]).replace(times=times[keep])
+        new = tr.take(order[keep], times[keep])
         tracks[tk] = new
         out += [KeyRef(tk[0], tk[1], float(t)) for t in sorted(set(moved_t.tolist()))]
     return _with(clip, tracks), sorted(out)
@@ -192,8 +192,8 @@ def copy_keys(clip: Clip, keys: Iterable[KeyRef]) -> KeyClipboard:
     t0 = min(float(tracks[tk].times[i]) for tk, idx in sel.items() for i in idx)
     out = []
     for tk, idx in sel.items():
-        part = tracks[tk].take(sorted(idx))
-        out.append(part.replace(times=part.times - t0))
+        idx = sorted(idx)
+        out.append(tracks[tk].take(idx, tracks[tk].times[idx] - t0))
     return KeyClipboard(tuple(out))
 
 

@@ -140,10 +140,11 @@ class JointTrack:
     def n_keys(self) -> int:
         return int(self.times.shape[0])
 
-    def take(self, keep: Any) -> JointTrack:
-        """The track with only the keys ``keep`` (indices or a boolean mask), tangents kept."""
+    def take(self, keep: Any, times: Any = None) -> JointTrack:
+        """The track with only the keys ``keep`` (indices or a boolean mask), tangents kept;
+        ``times``: their new times (default: their own)."""
         idx = np.arange(self.n_keys)[keep]
-        return JointTrack(self.joint, self.times[idx], self.values[idx],
+        return JointTrack(self.joint, self.times[idx] if times is None else times, self.values[idx],
                           tuple(self.interpolation[i] for i in idx),
                           None if self.tangents is None else self.tangents[idx])
 
@@ -198,10 +199,12 @@ class EffectorTrack:
     def n_keys(self) -> int:
         return int(self.times.shape[0])
 
-    def take(self, keep: Any) -> EffectorTrack:
-        """The track with only the keys ``keep`` (indices or a boolean mask)."""
+    def take(self, keep: Any, times: Any = None) -> EffectorTrack:
+        """The track with only the keys ``keep`` (indices or a boolean mask); ``times``: their
+        new times (default: their own)."""
         idx = np.arange(self.n_keys)[keep]
-        return EffectorTrack(self.site, self.times[idx], self.positions[idx],
+        return EffectorTrack(self.site, self.times[idx] if times is None else times,
+                             self.positions[idx],
                              None if self.rotations is None else self.rotations[idx],
                              tuple(self.interpolation[i] for i in idx), self.pinned, self.weight)
 

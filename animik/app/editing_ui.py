@@ -152,7 +152,8 @@ class EditingUI:
         focused: the dope sheet or graph editor has the keyboard (Delete, Ctrl+C / V go to it).
         onion: onion-skin settings.
         tasks: the background tasks (imports, key reduction, bakes).
-        scale_factor: the dope sheet's "Scale" field; row_scroll: its first track row shown.
+        scale_factor: the dope sheet's "Scale" field; row_scroll: its first track row shown;
+            followed_joint: the selected joint whose row it last scrolled to.
     """
 
     selection: frozenset[KeyRef] = frozenset()
@@ -168,6 +169,7 @@ class EditingUI:
     tasks: TaskRunner = field(default_factory=TaskRunner)
     scale_factor: float = 2.0
     row_scroll: int = 0
+    followed_joint: int | None = None
     graph_key: tuple[str, int, float] | None = None
 
 

@@ -78,6 +78,14 @@ def test_scale_keys_about_pivot(skel):
         np.testing.assert_array_equal(tr.values, tr0.values)
 
 
+def test_scale_past_unselected_keys(skel):
+    clip = _clip(skel)
+    j = clip.tracks[0].joint
+    new, _ = ks.scale_keys(clip, [ks.KeyRef("joint", j, 0.5), ks.KeyRef("joint", j, 1.0)], 1.6, 0.0)
+    np.testing.assert_allclose(new.track(j).times, [0.0, 0.8, 1.5, 1.6], atol=1e-12)
+    np.testing.assert_array_equal(new.track(j).values, clip.track(j).values[[0, 1, 3, 2]])
+
+
 def test_scale_merges_keys_on_one_frame(skel):
     clip = _clip(skel, times=(0.0, 0.1, 0.2, 1.0))
     j = clip.tracks[0].joint

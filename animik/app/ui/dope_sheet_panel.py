@@ -106,6 +106,15 @@ def _toolbar(state: AppState) -> None:
 def _visible_rows(state: AppState, n_fit: int) -> list[tuple[str, str]]:
     rows = ds.rows(state)
     ed = state.editing
+    j = state.selected_joint
+    if j != ed.followed_joint:  # a joint selected (in the view, the tree): show its row
+        ed.followed_joint = j
+        names = state.skeleton.joint_names
+        row = ("joint", names[j]) if j is not None and 0 <= j < len(names) else None
+        if row in rows:
+            i = rows.index(row)
+            if not ed.row_scroll < i < ed.row_scroll + n_fit:
+                ed.row_scroll = i - 1
     first = int(min(max(ed.row_scroll, 0), max(len(rows) - n_fit, 0)))
     ed.row_scroll = first
     if first == 0:
@@ -140,13 +149,17 @@ def _sheet(state: AppState) -> None:
     ed.dope = view
     _interact(state, clip, view)
     t0, t1 = view.t0, view.t1 = ds.span(state)  # after a zoom / pan this frame
+    j = state.selected_joint
+    sel_row = ("joint", state.skeleton.joint_names[j]) if j is not None else None
     dl = imgui.get_window_draw_list()
     dl.push_clip_rect((p0.x, p0.y), (p0.x + w, p0.y + h), True)
     dl.add_rect_filled(p0, (p0.x + w, p0.y + h), BG)
     dl.add_rect_filled(p0, (p0.x + w, p0.y + RULER_H), RULER_BG)
     for i, (row, y) in enumerate(view.rows):
         dl.add_rect_filled((p0.x, y - ROW_H / 2), (p0.x + w, y + ROW_H / 2), BAND[i % 2])
-        dl.add_text((p0.x + 6, y - 8), TEXT if row != SUMMARY else _u32(0.98, 0.82, 0.30), _label(row))
+        dl.add_text((p0.x + 6, y - 8), TEXT if row != SUMMARY else WHOLE, _label(row))
+        if row == sel_row:
+            dl.add_rect((p0.x + 1, y - ROW_H / 2), (p0.x + LABEL_W - 4, y + ROW_H / 2), JOINT)
     fps = tl.clip_fps(clip)
     ppf = (view.x1 - view.x0) / max((t1 - t0) * fps, 1e-9)
     step, minor = _tick_step(ppf, 48.0), _tick_step(ppf, 8.0)
