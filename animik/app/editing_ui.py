@@ -153,7 +153,8 @@ class EditingUI:
         onion: onion-skin settings.
         tasks: the background tasks (imports, key reduction, bakes).
         scale_factor: the dope sheet's "Scale" field; row_scroll: its first track row shown;
-            followed_joint: the selected joint whose row it last scrolled to.
+            followed_joint: the selected joint whose row it last scrolled to (graph_followed:
+            the graph editor's list).
     """
 
     selection: frozenset[KeyRef] = frozenset()
@@ -170,6 +171,7 @@ class EditingUI:
     scale_factor: float = 2.0
     row_scroll: int = 0
     followed_joint: int | None = None
+    graph_followed: int | None = None
     graph_key: tuple[str, int, float] | None = None
 
 

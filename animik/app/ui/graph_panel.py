@@ -95,9 +95,14 @@ def _dof_list(state: AppState, clip: Clip | None) -> None:
     for tr in clip.tracks:
         j = skel.joint_index(tr.joint)
         flags = imgui.TreeNodeFlags_.default_open if j == sel_j else 0
-        if sel_j is not None and j == sel_j:
-            imgui.set_next_item_open(True, imgui.Cond_.appearing)
-        if imgui.tree_node_ex(f"{tr.joint}##g{j}", flags):
+        follow = sel_j is not None and j == sel_j and state.editing.graph_followed != sel_j
+        if follow:  # a joint newly selected (view, tree): open its node and scroll to it
+            imgui.set_next_item_open(True, imgui.Cond_.always)
+        opened = imgui.tree_node_ex(f"{tr.joint}##g{j}", flags)
+        if follow:
+            imgui.set_scroll_here_y(0.1)
+            state.editing.graph_followed = sel_j
+        if opened:
             for c, k in enumerate(skel.joint_dofs(j)):
                 col = ge.PALETTE[c % len(ge.PALETTE)]
                 imgui.push_style_color(imgui.Col_.text, (*col, 1.0))
