@@ -283,3 +283,28 @@ def test_background_import_matches_the_direct_one(off):
     want = direct.doc.current_clip
     assert [tr.times.tolist() for tr in bg_clip.tracks] == [tr.times.tolist() for tr in want.tracks]
     np.testing.assert_array_equal(bg_clip.to_motion().q, want.to_motion().q)
+
+
+def test_timeline_zooms_and_pans_with_the_dope_sheet(off):
+    st = off.state
+    view = st.timeline_view
+    assert (view.start, view.end) == (0.0, pytest.approx(2.0))  # the whole clip by default
+    y = view.rows[0][1]
+    x = view.x_of(0.5)
+    H = SIZE[1]
+    off.gui.on_mouse_motion(x, H - y, 0, 0)
+    off.frame()
+    off.gui.on_mouse_scroll(x, H - y, 0, 3)
+    off.frame()
+    off.frame()
+    view = st.timeline_view
+    assert view.end - view.start == pytest.approx(2.0 / 1.25 ** 3)
+    assert view.x_of(0.5) == pytest.approx(x, abs=1.0)  # zoomed about the mouse
+    assert ds.span(st) == (view.start, view.end)  # the dope sheet shows the same window
+    # a click on a frame still goes there (the zoomed mapping)
+    gui_click(off, view.x_of(20 / 30), view.top + 10)
+    assert st.doc.time == pytest.approx(20 / 30)
+    _press_drag_release(off, (view.x_of(0.5), y), (view.x_of(0.5) + 80, y), K.MIDDLE)
+    v2 = st.timeline_view
+    assert v2.start == pytest.approx(view.start - 80 * (view.end - view.start) / (view.x1 - view.x0),
+                                     rel=0.05)
