@@ -11,8 +11,12 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 
+import numpy as np
+
 from ...anim import selection as ks
 from ...anim.selection import KeyRef
+from ...anim.tracks import TIME_EPS, distinct_times
+from ...cache import cached
 from ..editing_ui import SUMMARY
 from ..edits import USER_ERRORS, commit
 from ..state import AppState
@@ -33,6 +37,42 @@ def rows(state: AppState) -> list[Row]:
             *[(ks.SITE, ef.site) for ef in clip.effectors]]
 
 
+def _track_times(clip) -> dict[Row, np.ndarray]:
+    """``{(kind, name): key times}`` of every track (cached per clip: clips are immutable)."""
+    return cached(clip, "app.dope_sheet.times", lambda: {
+        **{(ks.JOINT, tr.joint): tr.times for tr in clip.tracks},
+        **{(ks.SITE, ef.site): ef.times for ef in clip.effectors}})
+
+
+def summary_times(state: AppState) -> tuple[np.ndarray, np.ndarray]:
+    """``(times, whole)`` of the summary row: the distinct key times and whether every track
+    has a key there (cached per clip)."""
+    clip = current_clip(state)
+    if clip is None:
+        return np.zeros(0), np.zeros(0, bool)
+
+    def build():
+        tt = list(_track_times(clip).values())
+        times = distinct_times(tt)
+        count = np.zeros(len(times), int)
+        for t in tt:
+            i = np.clip(np.searchsorted(times, t - TIME_EPS), 0, len(times) - 1)
+            count[i] += 1
+        return times, count == len(tt)
+
+    return cached(clip, "app.dope_sheet.summary", build)
+
+
+def row_times(state: AppState, row: Row) -> np.ndarray:
+    """The key times of a row (the summary row: every distinct key time)."""
+    clip = current_clip(state)
+    if clip is None:
+        return np.zeros(0)
+    if row == SUMMARY:
+        return summary_times(state)[0]
+    return _track_times(clip).get(row, np.zeros(0))
+
+
 def row_keys(state: AppState, row: Row) -> list[KeyRef]:
     """Every key of a row (the summary row: every key of the clip)."""
     clip = current_clip(state)
@@ -41,13 +81,20 @@ def row_keys(state: AppState, row: Row) -> list[KeyRef]:
     return ks.all_keys(clip, None if row == SUMMARY else [row])
 
 
+def _has(clip, k: KeyRef) -> bool:
+    t = _track_times(clip).get((k.kind, k.name))
+    if t is None or not len(t):
+        return False
+    i = int(np.clip(np.searchsorted(t, k.time), 1, len(t) - 1)) if len(t) > 1 else 0
+    return min(abs(t[i] - k.time), abs(t[max(i - 1, 0)] - k.time)) <= TIME_EPS
+
+
 def selection(state: AppState) -> list[KeyRef]:
     """The selected keys the current clip has (a selection outlives undo; stale refs drop)."""
     clip = current_clip(state)
-    if clip is None:
+    if clip is None or not state.editing.selection:
         return []
-    have = set(ks.all_keys(clip))
-    return sorted(k for k in state.editing.selection if k in have)
+    return sorted(k for k in state.editing.selection if _has(clip, k))
 
 
 def select(state: AppState, keys: Iterable[KeyRef], add: bool = False, toggle: bool = False) -> None:
@@ -64,9 +111,17 @@ def select(state: AppState, keys: Iterable[KeyRef], add: bool = False, toggle: b
 
 def keys_at(state: AppState, row: Row, t: float) -> list[KeyRef]:
     """The keys of a row at time ``t`` (the summary row: of every track)."""
-    from ...anim.tracks import TIME_EPS
-
-    return [k for k in row_keys(state, row) if abs(k.time - t) <= TIME_EPS]
+    clip = current_clip(state)
+    if clip is None:
+        return []
+    tracks = _track_times(clip)
+    rows_ = list(tracks) if row == SUMMARY else [row]
+    out = []
+    for r in rows_:
+        times = tracks.get(r, np.zeros(0))
+        hit = times[np.abs(times - t) <= TIME_EPS]
+        out += [KeyRef(r[0], r[1], float(x)) for x in hit]
+    return out
 
 
 def box_select(state: AppState, box_rows: Iterable[Row], t0: float, t1: float,
@@ -204,5 +259,5 @@ def frame_all(state: AppState) -> None:
 
 
 __all__ = ["MIN_SPAN", "box_select", "copy", "delete_selected", "frame_all", "keys_at",
-           "move_selected", "pan", "paste", "row_keys", "rows", "scale_selected", "select",
-           "selection", "span", "zoom"]
+           "move_selected", "pan", "paste", "row_keys", "row_times", "rows", "scale_selected",
+           "select", "selection", "span", "summary_times", "zoom"]

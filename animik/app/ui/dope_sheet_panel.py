@@ -55,12 +55,11 @@ DENSE = 160  # visible keys in a row above which marks are merged into bars
 
 def draw_dope_sheet_panel(state: AppState) -> None:
     ed = state.editing
+    ed.focused = False  # this frame's: the dope sheet's or (drawn next) the graph editor's
     if imgui.begin("Dope Sheet")[0]:
         ed.focused = imgui.is_window_focused(imgui.FocusedFlags_.root_and_child_windows)
         _toolbar(state)
         _sheet(state)
-    else:
-        ed.focused = False if ed.focused and ed.dope is None else ed.focused
     imgui.end()
 
 
@@ -190,30 +189,27 @@ def _sheet(state: AppState) -> None:
 
 def _keys(state: AppState, dl, view: DopeSheetView) -> None:
     ed = state.editing
-    sel = set(ds.selection(state))
+    sel = ds.selection(state)
+    sel_by_row: dict[tuple[str, str], list[float]] = {}
+    for k in sel:
+        sel_by_row.setdefault((k.kind, k.name), []).append(k.time)
     drag = ed.drag
     moving = drag is not None and drag.moved and drag.kind in ("move", "scale") and sel
     shift = _ghost_time(state, view, drag) if moving else None
     for row, y in view.rows:
-        keys = ds.row_keys(state, row)
-        if not keys:
-            continue
         if row == SUMMARY:
-            times = np.unique(np.round([k.time for k in keys], 9))
-            n_tracks = len(ds.rows(state)) - 1
-            counts = {}
-            for k in keys:
-                counts[round(k.time, 9)] = counts.get(round(k.time, 9), 0) + 1
-            full = np.array([counts[t] == n_tracks for t in times])
-            selected = {round(k.time, 9) for k in sel}
-            sel_m = np.array([t in selected for t in times])
+            times, full = ds.summary_times(state)
+            sel_t = np.array(sorted({k.time for k in sel}))
+            sel_m = _member(times, sel_t)
             _marks(dl, view, times[~sel_m & full], y, 6.0, WHOLE)
             _marks(dl, view, times[~sel_m & ~full], y, 4.0, _u32(0.95, 0.55, 0.20))
             _marks(dl, view, times[sel_m], y, 6.0, SELECTED)
             continue
+        times = ds.row_times(state, row)
+        if not len(times):
+            continue
         col = JOINT if row[0] == "joint" else TARGET
-        times = np.array([k.time for k in keys])
-        is_sel = np.array([k in sel for k in keys])
+        is_sel = _member(times, np.array(sorted(sel_by_row.get(row, []))))
         _marks(dl, view, times[~is_sel], y, 5.0, col)
         _marks(dl, view, times[is_sel], y, 5.5, SELECTED)
         if moving and is_sel.any():
@@ -227,6 +223,15 @@ def _keys(state: AppState, dl, view: DopeSheetView) -> None:
         d = tl.frame_of(clip, shift(0.0) if drag.kind == "move" else 0.0)
         text = f"{d:+d} frames" if drag.kind == "move" else f"x{_scale_factor(state, view, drag):.3g}"
         dl.add_text((drag.cx + 12, drag.cy - 18), SELECTED, text)
+
+
+def _member(times: np.ndarray, chosen: np.ndarray) -> np.ndarray:
+    """``(len(times),)`` bool: the times within TIME_EPS of one of the sorted ``chosen``."""
+    if not len(chosen) or not len(times):
+        return np.zeros(len(times), bool)
+    i = np.clip(np.searchsorted(chosen, times), 0, len(chosen) - 1)
+    j = np.clip(i - 1, 0, len(chosen) - 1)
+    return np.minimum(np.abs(chosen[i] - times), np.abs(chosen[j] - times)) <= TIME_EPS
 
 
 def _ghost_time(state: AppState, view: DopeSheetView, drag: KeyDrag):
@@ -286,16 +291,14 @@ def hit_key(state: AppState, view: DopeSheetView, mx: float, my: float
     """The key mark under the mouse: ``(row, its keys)`` (the summary: every key at that time)."""
     for row, y in view.rows:
         if abs(my - y) <= ROW_H / 2:
-            keys = ds.row_keys(state, row)
-            if not keys:
+            times = ds.row_times(state, row)
+            if not len(times):
                 return None
-            times = np.array([k.time for k in keys])
-            xs = np.array([view.x_of(t) for t in times])
+            xs = view.x0 + (view.x1 - view.x0) * (times - view.t0) / max(view.t1 - view.t0, 1e-9)
             i = int(np.argmin(np.abs(xs - mx)))
             if abs(xs[i] - mx) > HIT_PX:
                 return None
-            t = times[i]
-            return row, [k for k in keys if abs(k.time - t) <= TIME_EPS]
+            return row, ds.keys_at(state, row, float(times[i]))
     return None
 
 
