@@ -42,7 +42,8 @@ _COMMAND_MODULES: list[str] = [
     "animik.commands.balance",
     "animik.commands.warmup",
 ]
-_BENCH_MODULES: list[str] = ["animik.bench.ik", "animik.app.bench", "animik.bench.retarget",
+_BENCH_MODULES: list[str] = ["animik.bench.ik", "animik.app.bench", "animik.app.bench_tasks",
+                               "animik.bench.retarget",
                                "animik.bench.dynamics", "animik.bench.balance"]
 
 _EPILOG = """\

@@ -308,3 +308,10 @@ def test_timeline_zooms_and_pans_with_the_dope_sheet(off):
     v2 = st.timeline_view
     assert v2.start == pytest.approx(view.start - 80 * (view.end - view.start) / (view.x1 - view.x0),
                                      rel=0.05)
+
+
+def test_bench_tasks_command_rejects_a_missing_file(tmp_path, capsys):
+    from animik.cli import main
+
+    assert main(["bench", "tasks", str(tmp_path / "none.bvh")]) == 3
+    assert "no BVH file" in capsys.readouterr().err
