@@ -137,7 +137,13 @@ class TaskRunner:
                 raise task.error
             task.fail(task.error)
             return task
-        task.apply(task.result)
+        try:
+            task.apply(task.result)
+        except Exception as e:  # applying failed (e.g. an unreadable result): report it
+            if task.fail is None:
+                raise
+            task.error = e
+            task.fail(e)
         return task
 
     def run_now(self, task_label: str, work: Callable[[Progress], Any],
