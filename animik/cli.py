@@ -42,9 +42,10 @@ _COMMAND_MODULES: list[str] = [
     "animik.commands.balance",
     "animik.commands.warmup",
 ]
-_BENCH_MODULES: list[str] = ["animik.bench.ik", "animik.app.bench", "animik.bench.retarget",
-                               "animik.bench.dynamics", "animik.bench.balance",
-                               "animik.bench.fidelity", "animik.bench.posing"]
+_BENCH_MODULES: list[str] = ["animik.bench.ik", "animik.app.bench", "animik.app.bench_tasks",
+                               "animik.bench.retarget", "animik.bench.dynamics",
+                               "animik.bench.balance", "animik.bench.fidelity",
+                               "animik.bench.posing"]
 
 _EPILOG = """\
 exit codes:

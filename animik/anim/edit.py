@@ -152,7 +152,11 @@ def _key_joints(clip: Clip, t: float, values: Mapping[str, np.ndarray], mode: st
             by_joint[name] = JointTrack(name, [t], v[None, :], (mode,))
         else:
             times, rows, modes = _put(tr.times, tr.values, tr.interpolation, t, v, mode)
-            by_joint[name] = JointTrack(name, times, rows, modes)
+            tan = None
+            if tr.tangents is not None:  # a new or replaced key gets automatic tangents
+                auto = np.full(v.shape, np.nan)
+                tan = _put(tr.times, tr.tangents, tr.interpolation, t, auto, mode)[1]
+            by_joint[name] = JointTrack(name, times, rows, modes, tan)
     return clip.replace(tracks=tuple(by_joint.values()))
 
 
@@ -237,9 +241,7 @@ def delete_key(clip: Clip, t: float, joints=None, sites=None) -> Clip:
         if tr.joint in jn and same:
             found = True
             if tr.n_keys > 1:
-                keep = np.arange(tr.n_keys) != k
-                tracks.append(JointTrack(tr.joint, tr.times[keep], tr.values[keep],
-                                         tuple(np.array(tr.interpolation)[keep])))
+                tracks.append(tr.take(np.arange(tr.n_keys) != k))
         else:
             tracks.append(tr)
     for ef in clip.effectors:
@@ -273,11 +275,14 @@ def move_key(clip: Clip, t_from: float, t_to: float, joints=None, sites=None) ->
         k, same = _insert(tr.times, t_from)
         if tr.joint in jn and same:
             found = True
-            keep = np.arange(tr.n_keys) != k
-            times, rows, modes = tr.times[keep], tr.values[keep], tuple(
-                np.array(tr.interpolation)[keep])
-            times, rows, modes = _put(times, rows, modes, t_to, tr.values[k], tr.interpolation[k])
-            tracks.append(JointTrack(tr.joint, times, rows, modes))
+            rest = tr.take(np.arange(tr.n_keys) != k)
+            times, rows, modes = _put(rest.times, rest.values, rest.interpolation, t_to,
+                                      tr.values[k], tr.interpolation[k])
+            tan = None
+            if tr.tangents is not None:
+                tan = _put(rest.times, tr.tangents[np.arange(tr.n_keys) != k], rest.interpolation,
+                           t_to, tr.tangents[k], tr.interpolation[k])[1]
+            tracks.append(JointTrack(tr.joint, times, rows, modes, tan))
         else:
             tracks.append(tr)
     for ef in clip.effectors:

@@ -19,6 +19,7 @@ Not converging is reported (:class:`ClipIKResult`), not raised.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
@@ -54,13 +55,16 @@ class ClipIKResult:
     sites: tuple[str, ...]
 
 
-def solve_clip_ik(clip: Clip, times: np.ndarray, q_ref: np.ndarray | None = None) -> ClipIKResult:
+def solve_clip_ik(clip: Clip, times: np.ndarray, q_ref: np.ndarray | None = None,
+                  progress: Callable[[float], object] | None = None) -> ClipIKResult:
     """Solve IK for a clip's effector tracks at the given times.
 
     Args:
         clip: the clip (with at least one effector track).
         times: ``(T,)`` times, s.
         q_ref: ``(T, n)`` reference poses (default: sampled from the joint tracks).
+        progress: called with the fraction of frames solved (a background task's progress bar;
+            an exception it raises, e.g. a cancel, stops the solve).
 
     Returns:
         :class:`ClipIKResult`.
@@ -108,7 +112,11 @@ def solve_clip_ik(clip: Clip, times: np.ndarray, q_ref: np.ndarray | None = None
     problem = None
     prev_q = None
     state = None
+    n_done = 0
     for i in order:
+        if progress is not None and n_done % 10 == 0:
+            progress(n_done / len(order))
+        n_done += 1
         q0 = np.array(q_ref[i], dtype=float)
         if prev_q is not None:
             q0[movable] = prev_q[movable]

@@ -20,6 +20,7 @@ end with every frame within tolerance.
 from __future__ import annotations
 
 import math
+from collections.abc import Callable
 from pathlib import Path
 
 import numpy as np
@@ -38,7 +39,8 @@ DEFAULT_POSITION_TOLERANCE = 1e-3  # m
 
 def clip_from_motion(motion: Motion, tolerance: float | None = None,
                      position_tolerance: float | None = None, interpolation: str = "linear",
-                     name: str | None = None, continuous: bool = True) -> Clip:
+                     name: str | None = None, continuous: bool = True,
+                     progress: Callable[[float], object] | None = None) -> Clip:
     """A clip whose keys reproduce a motion.
 
     Args:
@@ -57,6 +59,8 @@ def clip_from_motion(motion: Motion, tolerance: float | None = None,
             such a jump would spin the joint): the same poses with the branch and 2π shift
             nearest the previous frame (:func:`animik.joints.dofs_from_local`). Kept only
             if it reproduces every joint transform to 1e-9.
+        progress: called with the fraction done (0..1) as the reduction goes (a background
+            task's progress bar; an exception it raises, e.g. a cancel, stops the work).
 
     Returns:
         The clip; ``clip.to_motion()`` samples the motion's frames.
@@ -112,13 +116,15 @@ def clip_from_motion(motion: Motion, tolerance: float | None = None,
     point_joint = np.concatenate([np.arange(skel.n_joints), skel.site_joint])
     keyed_joints = np.array([lay.joint for lay in layouts], dtype=np.int64)
     dirty = set(keys)
-    for _ in range(T + 1):
+    for it in range(T + 1):
         # Adding a key changes the interpolation of its segment, so both checks repeat until
         # neither adds a key.
-        for lay in layouts:
-            if lay.joint in dirty:
-                _refine_joint(skel, lay, times, q[:, lay.dofs], scales[lay.joint], interpolation,
-                              keys[lay.joint])
+        todo = [lay for lay in layouts if lay.joint in dirty]
+        for i, lay in enumerate(todo):
+            if progress is not None:  # the first pass is most of the work; later ones add few keys
+                progress(0.8 * i / len(todo) if it == 0 else 1.0 - 0.2 / (it + 1))
+            _refine_joint(skel, lay, times, q[:, lay.dofs], scales[lay.joint], interpolation,
+                          keys[lay.joint])
         dirty = set()
         out = build()
         qs = sample_pose(out, times)

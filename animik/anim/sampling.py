@@ -33,6 +33,18 @@ def _mode_codes(track: JointTrack | EffectorTrack) -> np.ndarray:
     return c["modes"]
 
 
+def track_slopes(tr: JointTrack) -> np.ndarray:
+    """``(K, d)`` slopes of a joint track's smooth segments at its keys: the edited tangents
+    where set, else the automatic monotone PCHIP slopes (cached)."""
+    c = _cache(tr)
+    if "slopes" not in c:
+        m = pchip_slopes(tr.times, tr.values)
+        if tr.tangents is not None:
+            m = np.where(np.isnan(tr.tangents), m, tr.tangents)
+        c["slopes"] = m
+    return c["slopes"]
+
+
 def sample_pose(clip: Clip, t: np.ndarray) -> np.ndarray:
     """Poses ``(T, n)`` from the joint tracks only (no IK), clipped into the limits."""
     skel = clip.skeleton
@@ -46,11 +58,8 @@ def sample_pose(clip: Clip, t: np.ndarray) -> np.ndarray:
 
 def sample_joint_track(skel: Skeleton, lay: JointLayout, tr: JointTrack, t: np.ndarray) -> np.ndarray:
     """Values ``(T, d)`` of one joint track."""
-    c = _cache(tr)
     modes = _mode_codes(tr)
-    if "slopes" not in c:
-        c["slopes"] = pchip_slopes(tr.times, tr.values)
-    per = eval_scalar(tr.times, tr.values, modes, t, c["slopes"])
+    per = eval_scalar(tr.times, tr.values, modes, t, track_slopes(tr))
     g = lay.group
     if g is None or tr.n_keys == 1:
         return per
@@ -98,6 +107,9 @@ def _group_plan(skel: Skeleton, lay: JointLayout, tr: JointTrack) -> dict:
     delta = np.abs(np.diff(vals, axis=0)).max(axis=1)
     kind[delta > np.pi] = 0  # a wind-up: slerp would take the short way round
     kind[modes[:-1] == STEP] = 0
+    if tr.tangents is not None:  # edited tangents are per-DoF slopes: those segments are too
+        edited = ~np.all(np.isnan(tr.tangents[:, cols]), axis=1)
+        kind[edited[:-1] | edited[1:]] = 0
     lo, hi = skel.lower[g.dofs], skel.upper[g.dofs]
     grids: dict[int, np.ndarray] = {}
     cand = np.flatnonzero(kind == 1)
@@ -109,9 +121,7 @@ def _group_plan(skel: Skeleton, lay: JointLayout, tr: JointTrack) -> dict:
         tt = (tr.times[cand][:, None] + us[None, :] * h[:, None]).ravel()
         tt[10::11] = tr.times[cand + 1]
         r, _, _ = eval_rotation(tr.times, rots, modes, tt, rot_cache)
-        if "slopes" not in _cache(tr):
-            _cache(tr)["slopes"] = pchip_slopes(tr.times, tr.values)
-        per = eval_scalar(tr.times, tr.values, modes, tt, _cache(tr)["slopes"])[:, cols]
+        per = eval_scalar(tr.times, tr.values, modes, tt, track_slopes(tr))[:, cols]
         ang = group_angles(g, r, per, lo, hi).reshape(len(cand), 11, g.k)
         jump = np.abs(np.diff(ang, axis=1)).max(axis=(1, 2))
         hard = jump > 1.0
@@ -184,4 +194,4 @@ def sample_effector(ef: EffectorTrack, t: np.ndarray) -> tuple[np.ndarray, np.nd
 
 
 
-__all__ = ["sample_effector", "sample_joint_track", "sample_pose"]
+__all__ = ["sample_effector", "sample_joint_track", "sample_pose", "track_slopes"]

@@ -15,6 +15,7 @@ number is SI (rad, m, s). Layout::
     times = [0.0, 1.0, 2.0]
     values = [[0.0, 0.0, 0.0], [0.5, 1.2, 0.0], [0.0, 0.0, 0.0]]
     interpolation = "smooth"          # one mode, or a list with one mode per key
+    tangents = [[1, 0, 0.8]]          # optional: edited slopes [key index, DoF column, slope/s]
 
     [[clips.effectors]]               # one per keyed effector site
     site = "l_hand"
@@ -50,7 +51,7 @@ from .clip import Clip
 from .tracks import ClipError, EffectorTrack, IKSettings, JointTrack
 
 _CLIP_KEYS = {"name", "fps", "length", "interpolation", "base", "tracks", "effectors", "ik"}
-_TRACK_KEYS = {"joint", "dofs", "times", "values", "interpolation"}
+_TRACK_KEYS = {"joint", "dofs", "times", "values", "interpolation", "tangents"}
 _EFFECTOR_KEYS = {"site", "times", "positions", "rotations", "interpolation", "pinned", "weight"}
 _IK_KEYS = {"solver", "options", "dofs"}
 
@@ -81,16 +82,19 @@ def clip_to_dict(clip: Clip) -> dict[str, Any]:
     diff = np.flatnonzero(clip.base != skel.rest_q)
     if len(diff):
         d["base"] = {skel.dof_names[k]: float(clip.base[k]) for k in diff}
-    d["tracks"] = [
-        {
+    d["tracks"] = []
+    for tr in clip.tracks:
+        td: dict[str, Any] = {
             "joint": tr.joint,
             "dofs": [skel.dof_names[k] for k in skel.joint_dofs(tr.joint)],
             "times": [float(x) for x in tr.times],
             "values": tr.values.tolist(),
             "interpolation": _modes(tr.interpolation),
         }
-        for tr in clip.tracks
-    ]
+        if tr.tangents is not None:
+            td["tangents"] = [[int(k), int(c), float(tr.tangents[k, c])]
+                              for k, c in np.argwhere(~np.isnan(tr.tangents))]
+        d["tracks"].append(td)
     effs = []
     for ef in clip.effectors:
         e: dict[str, Any] = {"site": ef.site, "times": [float(x) for x in ef.times],
@@ -199,8 +203,20 @@ def clip_from_dict(d: Mapping[str, Any], skeleton: Skeleton, where: str = "clip"
         times = r.numbers(td["times"], f"{key}.times", 1)
         values = r.numbers(td["values"], f"{key}.values", 2)
         modes = r.modes(td.get("interpolation", interp), f"{key}.interpolation")
+        tangents = None
+        if "tangents" in td:
+            tl3 = r.numbers(td["tangents"], f"{key}.tangents", 2)
+            if tl3.size and tl3.shape[1] != 3:
+                raise r.fail(f"{key}.tangents", "must be [key index, DoF column, slope] triples")
+            tangents = np.full(values.shape, np.nan)
+            for k, c, slope in tl3.reshape(-1, 3):
+                if not (k == int(k) and c == int(c) and 0 <= k < values.shape[0]
+                        and 0 <= c < values.shape[1]):
+                    raise r.fail(f"{key}.tangents", f"no key {k:g} / DoF column {c:g} in a track "
+                                                    f"of shape {values.shape}")
+                tangents[int(k), int(c)] = slope
         try:
-            tracks.append(JointTrack(joint, times, values, modes))
+            tracks.append(JointTrack(joint, times, values, modes, tangents))
         except ClipError as e:
             raise r.fail(key, str(e)) from None
     effs = []

@@ -77,6 +77,25 @@ def _array(v: Any, shape: tuple, where: str, what: str) -> np.ndarray:
     return a
 
 
+def _tangents(v: Any, shape: tuple[int, int], where: str) -> np.ndarray | None:
+    """Validated read-only ``(K, d)`` tangents (NaN: automatic), or None when all automatic."""
+    if v is None:
+        return None
+    try:
+        a = np.array(v, dtype=float)
+    except (TypeError, ValueError):
+        raise ClipError(f"{where}: tangents must be numbers (NaN for automatic)") from None
+    if a.shape != shape:
+        raise ClipError(f"{where}: tangents must have shape {shape} (one slope per key and DoF), "
+                        f"got {a.shape}")
+    if np.any(np.isinf(a)):
+        raise ClipError(f"{where}: tangents must be finite slopes or NaN (automatic), got inf")
+    if np.all(np.isnan(a)):
+        return None
+    a.setflags(write=False)
+    return a
+
+
 @dataclass(frozen=True, eq=False)
 class JointTrack:
     """Keys of all DoFs of one joint.
@@ -87,12 +106,18 @@ class JointTrack:
         values: ``(K, d)`` DoF values (rad / m) in the joint's DoF order.
         interpolation: ``K`` modes (``"linear"``, ``"smooth"``, ``"step"``), each for the
             segment that starts at its key (a single string is broadcast).
+        tangents: ``(K, d)`` edited slopes (DoF units per s) of smooth segments at the keys, NaN
+            where automatic (the monotone PCHIP slope), or ``None`` (all automatic). A key's
+            slope is shared by the segments on both sides, so the curve stays C1 there. Segments
+            of a rotation group touching an edited tangent are interpolated per DoF (the graph
+            editor's curves are then exactly what plays; see :mod:`animik.anim.sampling`).
     """
 
     joint: str
     times: np.ndarray
     values: np.ndarray
     interpolation: tuple[str, ...] | str = "linear"
+    tangents: np.ndarray | None = None
 
     def __post_init__(self) -> None:
         where = f"track of joint {self.joint!r}"
@@ -109,10 +134,19 @@ class JointTrack:
         object.__setattr__(self, "times", t)
         object.__setattr__(self, "values", v)
         object.__setattr__(self, "interpolation", _modes(self.interpolation, t.shape[0], where))
+        object.__setattr__(self, "tangents", _tangents(self.tangents, v.shape, where))
 
     @property
     def n_keys(self) -> int:
         return int(self.times.shape[0])
+
+    def take(self, keep: Any, times: Any = None) -> JointTrack:
+        """The track with only the keys ``keep`` (indices or a boolean mask), tangents kept;
+        ``times``: their new times (default: their own)."""
+        idx = np.arange(self.n_keys)[keep]
+        return JointTrack(self.joint, self.times[idx] if times is None else times, self.values[idx],
+                          tuple(self.interpolation[i] for i in idx),
+                          None if self.tangents is None else self.tangents[idx])
 
     def replace(self, **changes: Any) -> JointTrack:
         return replace(self, **changes)
@@ -164,6 +198,15 @@ class EffectorTrack:
     @property
     def n_keys(self) -> int:
         return int(self.times.shape[0])
+
+    def take(self, keep: Any, times: Any = None) -> EffectorTrack:
+        """The track with only the keys ``keep`` (indices or a boolean mask); ``times``: their
+        new times (default: their own)."""
+        idx = np.arange(self.n_keys)[keep]
+        return EffectorTrack(self.site, self.times[idx] if times is None else times,
+                             self.positions[idx],
+                             None if self.rotations is None else self.rotations[idx],
+                             tuple(self.interpolation[i] for i in idx), self.pinned, self.weight)
 
     def replace(self, **changes: Any) -> EffectorTrack:
         return replace(self, **changes)

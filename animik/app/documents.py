@@ -29,11 +29,13 @@ DEFAULT_SCENE_NAME = "default.toml"
 
 
 def bvh_document(path: str | Path, motion: Motion, tolerance: float | None = None,
-                 position_tolerance: float | None = None) -> Document:
+                 position_tolerance: float | None = None, progress=None) -> Document:
     """A document on a BVH file's skeleton with its motion as the clip (named after the file;
-    every frame a key, or keys reduced within the tolerances, rad / m), at frame 0."""
+    every frame a key, or keys reduced within the tolerances, rad / m), at frame 0.
+    ``progress(fraction)``: the key reduction's progress (a background task)."""
     path = Path(path)
-    clip = clip_from_motion(motion, tolerance, position_tolerance, name=path.stem)
+    clip = clip_from_motion(motion, tolerance, position_tolerance, name=path.stem,
+                            progress=progress)
     q = clip.sample([0.0], ik=False)[0]
     return Document.new(motion.skeleton, str(path), q, motion=motion, frame=0, name=path.stem,
                         solver=SolverSettings(default_solver(), 20, {}), clips=(clip,), clip=0)

@@ -24,6 +24,7 @@ from .instances import (
     sphere_instances,
 )
 from .state import PINNED, AppState, ViewCache
+from .timeline import onion
 
 # colours (linear-ish RGB in [0, 1])
 BONE = (0.70, 0.72, 0.78)
@@ -246,6 +247,7 @@ def build_view(state: AppState) -> ViewGeometry:
         ring_centre=ring_centre, ring_axes=ring_axes, ring_radius=ring_radius,
         gizmo=gz, gizmo_radius=gz_radius)
     geom = modes.current(state).decorate_view(state, geom)
+    geom = onion.decorate_view(state, geom)  # ghost poses around the playhead (if on)
     # the physics overlay (COM, support polygon, ZMP, force) is drawn in every mode
     return physics.decorate_view(state, geom)
 
@@ -259,7 +261,7 @@ def view_key(state: AppState) -> tuple:
             cam.fovy, cam.width, cam.height, state.selected_site, state.selected_joint, state.hover_site,
             state.hover_joint, state.hover_ring, state.hover_gizmo, state.handle_px,
             None if state.drag is None else state.drag.kind,
-            modes.current(state).view_key(state), physics.view_key(state))
+            modes.current(state).view_key(state), physics.view_key(state), onion.view_key(state))
 
 
 def view_geometry(state: AppState) -> ViewGeometry:

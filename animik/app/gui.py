@@ -27,6 +27,7 @@ from .render.imgui_renderer import ImguiRenderer
 from .render.png import read_framebuffer, write_png
 from .render.scene_renderer import SceneRenderer
 from .state import AppState
+from .timeline import dope_sheet
 from .ui.chrome import (
     draw_help_window,
     draw_menu_bar,
@@ -35,7 +36,9 @@ from .ui.chrome import (
     draw_view_hint,
     setup_layout,
 )
+from .ui.dope_sheet_panel import draw_dope_sheet_panel
 from .ui.files import draw_file_browser_panel, open_browser
+from .ui.graph_panel import draw_graph_panel
 from .ui.mode_panels import draw_mode_panels
 from .ui.panels import (
     draw_context_menu,
@@ -46,6 +49,7 @@ from .ui.panels import (
 from .ui.physics_panel import draw_physics_panel
 from .ui.plot_panel import draw_plot_panel
 from .ui.solver_panel import draw_solver_panel
+from .ui.task_bar import draw_task_bar
 from .ui.timeline_panel import draw_timeline_panel
 
 FONT_SIZE = 15.0
@@ -222,7 +226,28 @@ class GuiApp:
         if ctrl and symbol == K.Q:
             self.state.quit_requested = True
             return
+        if self.state.editing.focused and self._editor_key(symbol, modifiers):
+            return
         self.controller.on_key_press(symbol, modifiers)
+
+    def _editor_key(self, symbol, modifiers) -> bool:
+        """Keys of the dope sheet / graph editor when one of them has the keyboard."""
+        s = self.state
+        ctrl = modifiers & (K.MOD_CTRL | K.MOD_COMMAND)
+        if symbol in (K.DELETE, K.BACKSPACE) and dope_sheet.selection(s):
+            dope_sheet.delete_selected(s)
+        elif ctrl and symbol == K.C:
+            dope_sheet.copy(s)
+        elif ctrl and symbol == K.V:
+            dope_sheet.paste(s)
+        elif symbol == K.A and not modifiers:
+            dope_sheet.select(s, [k for r in dope_sheet.rows(s)[1:] for k in dope_sheet.row_keys(s, r)])
+        elif symbol == K.HOME and not modifiers:
+            dope_sheet.frame_all(s)
+            s.editing.graph_range = None
+        else:
+            return False
+        return True
 
     def on_key_release(self, symbol, modifiers):
         if symbol in self._typed:
@@ -261,6 +286,8 @@ class GuiApp:
         draw_skeleton_panel(s)
         draw_joint_panel(s)
         draw_timeline_panel(s)
+        draw_dope_sheet_panel(s)
+        draw_graph_panel(s)
         draw_solver_panel(s)
         draw_effectors_panel(s)
         draw_plot_panel(s)
@@ -271,6 +298,7 @@ class GuiApp:
         draw_help_window(s)
         draw_messages(s)
         draw_view_hint(s)
+        draw_task_bar(s)
         self._hover_tooltip()
 
     def _hover_tooltip(self) -> None:
@@ -319,6 +347,7 @@ class GuiApp:
         imgui.set_current_context(self.imgui_ctx)  # several GuiApps may live in one process
         implot.set_current_context(self.implot_ctx)
         t0 = time.perf_counter()
+        s.editing.tasks.poll()  # a finished background task changes the document here
         modes.update(s, dt)  # the current mode's frame: the IK, playback, a retarget step
         follow_playback(s)  # camera follow (View › Follow during playback)
         t1 = time.perf_counter()

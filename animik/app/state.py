@@ -39,6 +39,7 @@ from .document import (
     ModeData,
     SolverSettings,
 )
+from .editing_ui import EditingUI
 from .instances import ViewGeometry
 from .physics_view import PhysicsView
 from .ui_state import ModeUI, TimelineDrag, TimelineView
@@ -253,6 +254,7 @@ class AppState:
     quit_requested: bool = False
     redraw_requested: bool = False  # set (from any thread) to have the window draw again
     # (it redraws only while something changes, see animik/app/pacing.py)
+    editing: EditingUI = field(default_factory=EditingUI)  # dope sheet, graph editor, tasks
     stats: Stats = field(default_factory=Stats)
     ik: IKCache = field(default_factory=IKCache)
     view_cache: ViewCache | None = field(default=None, repr=False)

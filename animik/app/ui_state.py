@@ -9,6 +9,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
+import numpy as np
+
 ALL_TRACKS = "*"  # the timeline row of every track (animik.app.timeline.ALL)
 
 
@@ -19,7 +21,8 @@ class TimelineView:
     Attributes:
         x0, x1: the time axis: ``t = 0`` at ``x0``, ``t = end`` at ``x1``.
         top: top of the ruler; bottom: bottom of the tracks; rows: ``[(row, y_centre)]``.
-        end: the timeline's end, s; fps: frames per second.
+        end: the time at ``x1``, s (the timeline's end unless zoomed); fps: frames per second.
+        start: the time at ``x0``, s (0 unless zoomed or panned).
     """
 
     x0: float
@@ -29,12 +32,15 @@ class TimelineView:
     end: float
     fps: float
     rows: list[tuple[str, float]] = field(default_factory=list)
+    start: float = 0.0
 
-    def x_of(self, t: float) -> float:
-        return self.x0 + (self.x1 - self.x0) * float(t) / self.end
+    def x_of(self, t):
+        """Pixel x of time(s) ``t`` (a float, or an array for arrays)."""
+        x = self.x0 + (self.x1 - self.x0) * (np.asarray(t, float) - self.start) / (self.end - self.start)
+        return float(x) if np.ndim(x) == 0 else x
 
     def t_of(self, x: float) -> float:
-        return (float(x) - self.x0) / max(self.x1 - self.x0, 1.0) * self.end
+        return self.start + (float(x) - self.x0) / max(self.x1 - self.x0, 1.0) * (self.end - self.start)
 
     def row_y(self, row: str) -> float:
         return next(y for r, y in self.rows if r == row)

@@ -336,6 +336,10 @@ def _browse(off, mode: str, folder, name: str, **opts) -> None:
         off.frame()
     x0, y0, x1, y1 = st.ui_rects["browser_ok"]
     gui_click(off, 0.5 * (x0 + x1), 0.5 * (y0 + y1))
+    task = st.editing.tasks.current  # an import runs in the background: let it finish
+    if task is not None:
+        assert task.wait(120)
+        off.frame()
 
 
 def test_export_from_the_menu_and_import_the_bvh_back(app, tmp_path):

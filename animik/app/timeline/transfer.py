@@ -52,9 +52,64 @@ def same_skeleton(a: Skeleton, b: Skeleton) -> bool:
             and np.allclose(a.rest_rotations, b.rest_rotations, atol=1e-9))
 
 
+def read_import(path: Path, skeleton: Skeleton, name: str, tolerance: float | None = None,
+                position_tolerance: float | None = None, progress=None):
+    """The work of :func:`import_bvh` (no app state: it runs off the UI thread too).
+
+    Returns:
+        ``(motion, clip, retargeted)``: the BVH's motion, the clip on ``skeleton`` (its frames as
+        they are when the BVH is on that skeleton, else retargeted onto it), and whether it was
+        retargeted.
+
+    Raises:
+        ValueError: an empty motion. AnimikError: unreadable file, unmappable skeleton.
+    """
+    motion = read_bvh(path)
+    if motion.n_frames == 0:
+        raise ValueError("the motion has no frames")
+    if progress is not None:
+        progress(0.05, f"read {motion.n_frames} frames")
+    if same_skeleton(motion.skeleton, skeleton):
+        m, retargeted = Motion(skeleton, motion.q, motion.fps, meta=dict(motion.meta)), False
+    else:
+        m, retargeted = retarget(motion, skeleton), True
+        if progress is not None:
+            progress(0.5, f"retargeted onto {skeleton.name}")
+    lo = 0.5 if retargeted else 0.05
+    clip = anim.clip_from_motion(m, tolerance, position_tolerance, name=name,
+                                 progress=None if progress is None else
+                                 (lambda f: progress(lo + (1 - lo) * f)))
+    return motion, clip, retargeted
+
+
+def apply_import(state: AppState, path: Path, result) -> bool:
+    """Put :func:`read_import`'s result into the document as a new clip (one undo step, on the
+    UI thread); the document keeps its skeleton, pose, effectors and clips."""
+    motion, clip, retargeted = result
+    if clip.skeleton is not state.doc.skeleton:  # the document changed meanwhile
+        if not same_skeleton(clip.skeleton, state.doc.skeleton):
+            state.error(f"Import of {path.name} dropped: the document's rig changed meanwhile")
+            return False
+        clip = clip.replace(skeleton=state.doc.skeleton)
+    doc = state.doc
+    clip = clip.replace(name=unique_name(state, clip.name))
+    state.playing = False
+    state.selected_key = None
+    set_doc(state, doc.replace(clips=(*doc.clips, clip), clip=len(doc.clips)))
+    show_time(state, 0.0)
+    commit(state, f"import {path.name}")
+    n = sum(tr.n_keys for tr in clip.tracks)
+    how = f"retargeted onto {doc.skeleton.name}" if retargeted else "on its own skeleton"
+    state.info(f"Imported {path.name} as clip {clip.name!r} ({how}): {motion.n_frames} frames, "
+               f"{n} joint keys")
+    return True
+
+
 def import_bvh(state: AppState, path: str | Path, tolerance: float | None = None,
                position_tolerance: float | None = None) -> bool:
-    """Import a BVH file's motion as a clip on the current character (one undo step).
+    """Import a BVH file's motion as a clip on the current character (one undo step), on this
+    thread (see :func:`animik.app.timeline.background.import_bvh_async` for the UI's background
+    import).
 
     When the BVH's skeleton is the rig's (a BVH opened before, or written from this rig) its
     frames are the clip as they are; otherwise the motion is retargeted onto the character
@@ -75,28 +130,10 @@ def import_bvh(state: AppState, path: str | Path, tolerance: float | None = None
     """
     path = Path(path).expanduser()
     doc = state.doc
-    retargeted = False
     try:
-        motion = read_bvh(path)
-        if motion.n_frames == 0:
-            raise ValueError("the motion has no frames")
-        if same_skeleton(motion.skeleton, doc.skeleton):
-            m = Motion(doc.skeleton, motion.q, motion.fps, meta=dict(motion.meta))
-        else:
-            m = retarget(motion, doc.skeleton)
-            retargeted = True
-        clip = anim.clip_from_motion(m, tolerance, position_tolerance,
-                                     name=unique_name(state, path.stem))
+        result = read_import(path, doc.skeleton, unique_name(state, path.stem), tolerance,
+                             position_tolerance)
+        return apply_import(state, path, result)
     except USER_ERRORS as e:
         state.error(f"Cannot import {path} onto {doc.skeleton.name}: {describe(e)}")
         return False
-    state.playing = False
-    state.selected_key = None
-    set_doc(state, doc.replace(clips=(*doc.clips, clip), clip=len(doc.clips)))
-    show_time(state, 0.0)
-    commit(state, f"import {path.name}")
-    n = sum(tr.n_keys for tr in clip.tracks)
-    how = f"retargeted onto {doc.skeleton.name}" if retargeted else "on its own skeleton"
-    state.info(f"Imported {path.name} as clip {clip.name!r} ({how}): {motion.n_frames} frames, "
-               f"{n} joint keys")
-    return True

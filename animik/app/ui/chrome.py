@@ -8,6 +8,7 @@ from imgui_bundle import imgui
 
 from .. import actions, timeline
 from ..state import AppState
+from ..timeline import background
 from .files import open_browser
 from .mode_panels import TOOLS_MENU
 
@@ -141,6 +142,14 @@ def draw_menu_bar(state: AppState) -> None:
         imgui.separator()
         if imgui.menu_item_simple("New clip"):
             timeline.new_clip(state)
+        clip = state.doc.current_clip
+        busy = state.editing.tasks.busy
+        if imgui.menu_item_simple("Reduce keys", "", False, clip is not None and not busy):
+            background.reduce_keys_async(state, state.import_tolerance_deg,
+                                         state.import_position_tolerance_mm)
+        if imgui.menu_item_simple("Bake clip (a key per frame)", "", False,
+                                  clip is not None and not busy):
+            background.bake_async(state)
         if imgui.menu_item_simple("Import BVH as clip..."):
             open_browser(state, "import")
         if imgui.menu_item_simple("Export clip...", "", False, state.doc.current_clip is not None):
@@ -285,6 +294,8 @@ def setup_layout(dockspace_id: int, size) -> None:
     right_top, right_bottom = split(right, imgui.Dir.up, 0.64)
     internal.dock_builder_dock_window("Skeleton", left_top)
     internal.dock_builder_dock_window("Joint", left_bottom)
+    internal.dock_builder_dock_window("Dope Sheet", bottom)
+    internal.dock_builder_dock_window("Graph Editor", bottom)
     internal.dock_builder_dock_window("Timeline", bottom)
     internal.dock_builder_dock_window("Solver", right_top)
     internal.dock_builder_dock_window("Effectors", right_top)

@@ -10,6 +10,7 @@ from imgui_bundle import imgui
 
 from .. import actions, timeline
 from ..state import AppState
+from ..timeline import background
 
 OPEN_SUFFIXES = (".toml", ".bvh", ".glb", ".gltf", ".urdf", ".xml", ".mjcf")  # rigs, motions,
 # rigged characters (.glb / .gltf), robots
@@ -174,7 +175,8 @@ def draw_file_browser_panel(state: AppState) -> None:
                 if timeline.export_current(state, chosen) is not None:
                     state.show_file_browser = False
             elif mode == "import":
-                if timeline.import_bvh(state, chosen, *import_options(state)):
+                # read and reduce in the background (a progress bar; the window keeps drawing)
+                if background.import_bvh_async(state, chosen, *import_options(state)) is not None:
                     state.show_file_browser = False
             else:
                 if chosen.suffix.lower() != ".toml":

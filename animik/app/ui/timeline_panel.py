@@ -30,6 +30,7 @@ from .. import timeline as tl
 from ..modes.physics import PhysicsData, infeasible_frames
 from ..physics import physics_of
 from ..state import AppState
+from ..timeline import dope_sheet
 from ..ui_state import TimelineDrag, TimelineView
 
 RULER_H = 20.0
@@ -243,7 +244,11 @@ def _diamond(dl, x: float, y: float, s: float, col: int) -> None:
 def _marks(dl, view: TimelineView, times: np.ndarray, y: float, size: float, col: int) -> None:
     if not len(times):
         return
-    xs = view.x0 + (view.x1 - view.x0) * np.asarray(times) / view.end
+    times = np.asarray(times)
+    times = times[(times >= view.start - 1e-9) & (times <= view.end + 1e-9)]
+    if not len(times):
+        return
+    xs = view.x_of(times)
     if len(xs) > 64:
         # dense (a clip from mocap, a key per frame): marks closer than 3 px merge into bars, so
         # the draw calls stay few whatever the key count
@@ -270,7 +275,7 @@ def _infeasible_marks(state: AppState, dl, view: TimelineView, y: float) -> None
     bad = infeasible_frames(state)
     if bad is None or not bad.any():
         return
-    half = max(0.5 * (view.x1 - view.x0) / max(view.end * view.fps, 1.0), 1.0)
+    half = max(0.5 * (view.x1 - view.x0) / max((view.end - view.start) * view.fps, 1.0), 1.0)
     for f in np.flatnonzero(bad):
         x = view.x_of(f / view.fps)
         dl.add_rect_filled((x - half, y - 5), (x + half, y), INFEASIBLE)
@@ -292,9 +297,12 @@ def _tracks(state: AppState) -> None:
     p0 = imgui.get_cursor_screen_pos()
     imgui.invisible_button("##tracks", (w, h), imgui.ButtonFlags_.mouse_button_left
                            | imgui.ButtonFlags_.mouse_button_right)
-    end, fps = tl.clip_end(clip), tl.clip_fps(clip)
+    fps = tl.clip_fps(clip)
+    _zoom_pan(state, p0.x + LABEL_W, p0.x + w - 12.0)
+    start, end = dope_sheet.span(state)  # zoomed and panned with the dope sheet (the wheel)
     view = TimelineView(p0.x + LABEL_W, p0.x + w - 12.0, p0.y, p0.y + h, end, fps,
-                        [(r, p0.y + RULER_H + ROW_H * (i + 0.5)) for i, (r, _) in enumerate(rows)])
+                        [(r, p0.y + RULER_H + ROW_H * (i + 0.5)) for i, (r, _) in enumerate(rows)],
+                        start)
     state.timeline_view = view
     _interact(state, clip, view)
     dl = imgui.get_window_draw_list()
@@ -306,18 +314,21 @@ def _tracks(state: AppState) -> None:
         dl.add_text((p0.x + 6, y + 2), TEXT, label if len(label) <= 16 else label[:15] + "~")
     # frame ruler: labelled ticks at least 48 px apart, minor ticks between
     n = tl.last_frame(clip)
-    ppf = (view.x1 - view.x0) / max(end * fps, 1e-9)
+    ppf = (view.x1 - view.x0) / max((end - start) * fps, 1e-9)
     step = _tick_step(ppf, 48.0)
     minor = _tick_step(ppf, 8.0)
+    f0 = max(int(np.floor(start * fps)), 0)
+    f1 = min(int(np.ceil(end * fps)), n)
+    dl.add_text((p0.x + 6, p0.y + 2), TEXT, "frame")
+    dl.push_clip_rect((view.x0 - 8, p0.y), (view.x1 + 12, p0.y + h), True)
     if minor < step:
-        for f in range(0, n + 1, minor):
+        for f in range(f0 - f0 % minor, f1 + 1, minor):
             x = view.x_of(f / fps)
             dl.add_line((x, p0.y + RULER_H - 5), (x, p0.y + RULER_H), TICK_MINOR)
-    for f in range(0, n + 1, step):
+    for f in range(f0 - f0 % step, f1 + 1, step):
         x = view.x_of(f / fps)
         dl.add_line((x, p0.y + RULER_H - 9), (x, p0.y + h), TICK_MINOR)
         dl.add_text((x + 3, p0.y + 2), TEXT, str(f))
-    dl.add_text((p0.x + 6, p0.y + 2), TEXT, "frame")
     if clip is not None:
         m = tl.marks(clip)
         y_all = view.rows[0][1]
@@ -341,6 +352,22 @@ def _tracks(state: AppState) -> None:
     x = view.x_of(state.doc.time)
     dl.add_line((x, p0.y), (x, p0.y + h), PLAYHEAD, 2.0)
     dl.add_triangle_filled((x - 6, p0.y), (x + 6, p0.y), (x, p0.y + 8), PLAYHEAD)
+    dl.pop_clip_rect()
+
+
+def _zoom_pan(state: AppState, x0: float, x1: float) -> None:
+    """Wheel over the tracks: zoom the time axis about the mouse; middle-drag: pan (the time
+    window is the dope sheet's, :mod:`animik.app.timeline.dope_sheet`)."""
+    if not imgui.is_item_hovered():
+        return
+    io = imgui.get_io()
+    mx = imgui.get_mouse_pos().x
+    t0, t1 = dope_sheet.span(state)
+    per_px = (t1 - t0) / max(x1 - x0, 1.0)
+    if io.mouse_wheel != 0.0:
+        dope_sheet.zoom(state, 1.25 ** io.mouse_wheel, about=t0 + (mx - x0) * per_px)
+    if imgui.is_mouse_dragging(imgui.MouseButton_.middle, 0.0) and io.mouse_delta.x != 0.0:
+        dope_sheet.pan(state, -io.mouse_delta.x * per_px)
 
 
 def _hit(clip, view: TimelineView, mx: float, my: float) -> tuple[float, str] | None:
@@ -352,7 +379,7 @@ def _hit(clip, view: TimelineView, mx: float, my: float) -> tuple[float, str] | 
             times = tl.row_times(clip, row)
             if not len(times):
                 return None
-            xs = view.x0 + (view.x1 - view.x0) * times / view.end
+            xs = view.x_of(times)
             i = int(np.argmin(np.abs(xs - mx)))
             return (float(times[i]), row) if abs(xs[i] - mx) <= HIT_PX else None
     return None
