@@ -32,14 +32,17 @@ def frame_signature(state: AppState) -> tuple:
     cam = state.camera
     return (id(state.doc), state.version, cam.yaw, cam.pitch, cam.distance,
             tuple(float(v) for v in cam.target), state.selected_site, state.selected_joint,
-            state.hover_site, state.hover_joint, state.hover_ring, state.selected_key,
+            state.hover_site, state.hover_joint, state.hover_ring, state.hover_gizmo,
+            state.selected_key,
             len(state.messages), state.window_size, state.view_rect, state.show_file_browser,
             state.show_help, state.context_site)
 
 
 def _busy(state: AppState) -> bool:
-    """Playback, a handle or timeline drag: a frame every tick."""
-    return state.playing or state.drag is not None or state.timeline is not None
+    """Playback, a handle or timeline drag, a background task (its progress bar, and its
+    result lands on a frame): a frame every tick."""
+    return (state.playing or state.drag is not None or state.timeline is not None
+            or state.editing.tasks.busy)
 
 
 class FramePacer:

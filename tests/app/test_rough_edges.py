@@ -241,6 +241,17 @@ def test_an_idle_app_draws_no_frames(app):
     st.messages[-1].time -= 10.0
     assert _settle(app, clock, 600) > 0 and not st.messages
     assert _settle(app, clock, 600) == 0
+    # a background task running (its progress bar moves): a frame every tick until it ends
+    import threading
+
+    gate = threading.Event()
+    st.editing.tasks.start("wait", lambda progress: gate.wait(5), lambda r: None)
+    assert _settle(app, clock, 60) == 60
+    gate.set()
+    st.editing.tasks.current._thread.join(5)
+    _settle(app, clock, 200)
+    assert not st.editing.tasks.busy
+    assert _settle(app, clock, 600) == 0
 
 
 def test_typing_in_a_text_field_shows_every_character_at_once(app, tmp_path):
