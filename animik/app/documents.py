@@ -14,6 +14,7 @@ from pathlib import Path
 import numpy as np
 
 from ..anim import clip_from_motion
+from ..bodies import generated_body
 from ..motion import Motion
 from ..rigs import is_builtin, resolve_rig
 from ..scene import Scene, SceneTarget, load_scene, save_scene
@@ -121,12 +122,21 @@ def open_document(target: str | Path | None) -> tuple[Document, Path | None, Map
         head = path.read_text(encoding="utf-8", errors="replace")[:4000]
         if "animik-rig" not in head or "animik-scene" in head:
             scene = load_scene(path)
-            return document_from_scene(scene, scene.motion), path, scene.camera
+            return with_body(document_from_scene(scene, scene.motion)), path, scene.camera
     src = resolve_rig(spec)  # one resolver (animik.rigs); RigNotFoundError lists the rigs
     if src.motion is not None:
-        return bvh_document(src.path, src.motion), None, None
-    return Document.new(src.skeleton, str(src.path) if src.path else spec, name=src.skeleton.name,
-                        solver=SolverSettings(default_solver(), 20, {})), None, None
+        return with_body(bvh_document(src.path, src.motion)), None, None
+    return with_body(Document.new(src.skeleton, str(src.path) if src.path else spec,
+                                  name=src.skeleton.name,
+                                  solver=SolverSettings(default_solver(), 20, {}))), None, None
+
+
+def with_body(doc: Document) -> Document:
+    """``doc`` with a generated body (:func:`animik.bodies.generated_body`, cached per skeleton)
+    when it has no mesh of its own; a document with a mesh (e.g. a glTF character's) is kept."""
+    if doc.mesh is not None:
+        return doc
+    return doc.replace(mesh=generated_body(doc.skeleton))
 
 
 def make_state(target: str | Path | None = None, save_path: str | Path | None = None,

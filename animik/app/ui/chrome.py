@@ -7,7 +7,7 @@ import time
 from imgui_bundle import imgui
 
 from .. import actions, timeline
-from ..state import AppState
+from ..state import VIEW_MODE_LABELS, VIEW_MODES, AppState
 from .files import open_browser
 from .mode_panels import TOOLS_MENU
 
@@ -155,6 +155,12 @@ def draw_menu_bar(state: AppState) -> None:
             actions.frame_selected(state)
         if imgui.menu_item_simple("Reset view", "Home"):
             state.camera.reset()
+        has_mesh = state.doc.mesh is not None
+        for mode in VIEW_MODES:  # the character as its mesh, its bones, or both (x-ray)
+            if imgui.menu_item_simple(VIEW_MODE_LABELS[mode], "V" if mode == VIEW_MODES[0] else "",
+                                      has_mesh and state.view_mode == mode, has_mesh):
+                actions.set_view_mode(state, mode)
+        imgui.separator()
         _, state.show_shadow = imgui.menu_item("Ground shadow", "", state.show_shadow)
         imgui.set_next_item_width(120)
         _, state.handle_px = imgui.slider_float("handle size", state.handle_px, 4.0, 20.0, "%.0f px")
