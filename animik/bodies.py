@@ -306,10 +306,11 @@ def body_segments(skel: Skeleton) -> list[_Tube]:
             if L < 1e-3:
                 continue
             ra, rb, nt = _radii(kj, L, H)
+            small = float(np.mean(ra)) < 0.01 * H  # fingers: a few pixels wide, fewer rings
             tubes.append(_segment(P[j], end, ra, rb, fwd, j, par(j) if j > 0 else -1,
                                   c, h[j], h[c] if c >= 0 else 0.0, nt,
-                                  max(4, int(np.ceil(L / (0.03 * H))) + 2),
-                                  cap_a=0.7 if kj == "thigh" else 1.0))
+                                  3 if small else max(4, int(np.ceil(L / (0.03 * H))) + 2),
+                                  cap_a=0.7 if kj == "thigh" else 1.0, n_cap=3 if small else 5))
     return tubes
 
 
@@ -319,7 +320,7 @@ def _radii(kind: str, L: float, H: float) -> tuple[tuple, tuple, int]:
         return (r0 * H, r0 * H), (r1 * H, r1 * H), 20
     if kind in FINGERS:
         r = (0.0062 if kind == "thumb" else 0.0053) * H
-        return (r, r), (0.85 * r, 0.85 * r), 10
+        return (r, r), (0.85 * r, 0.85 * r), 8
     if kind == "toe":
         return (0.018 * H, 0.028 * H), (0.012 * H, 0.022 * H), 14
     r = float(np.clip(0.16 * L, 0.008 * H, 0.05 * H))
@@ -412,8 +413,8 @@ def _hand(skel, j, P, S, sites_of, children, kind, role_of, H, fwd, h, par) -> l
             ref = np.array([0.0, 0.0, 1.0])
         half = 0.028 * H
     width = max(half, 0.02 * H)
-    thick = 0.42 * width
-    tubes.append(_segment(P[j], end + 0.25 * L * axis, (0.6 * width, 0.7 * thick),
+    thick = 0.5 * width
+    tubes.append(_segment(P[j], end + 0.25 * L * axis, (0.7 * width, 1.0 * thick),
                           (width, thick), ref, j, par(j) if j > 0 else -1, -1, h[j], 0.0, 16, 6,
                           cap_a=0.6, cap_b=0.5))
     # the fingers themselves are ordinary bones (built by the caller's loop); the wrist's own
