@@ -9,10 +9,13 @@ uniform vec4 u_base_color;
 uniform bool u_has_texture;
 uniform sampler2D u_texture;
 uniform float u_alpha;
+uniform vec3 u_selected_color;
+uniform vec3 u_hover_color;
 
 in vec3 v_world;
 in vec3 v_normal;
 in vec2 v_uv;
+in vec2 v_marked;
 
 out vec4 f_color;
 
@@ -22,6 +25,9 @@ void main() {
     if (dot(n, v) < 0.0) n = -n;  // double-sided materials and open meshes
     vec4 base = u_base_color;
     if (u_has_texture) base *= texture(u_texture, v_uv);
+    // the selected (hovered) joint's region, tinted by how much that joint moves it
+    base.rgb = mix(base.rgb, u_hover_color, 0.35 * v_marked.y);
+    base.rgb = mix(base.rgb, u_selected_color, 0.6 * v_marked.x);
     float hemi = 0.5 + 0.5 * n.z;
     vec3 ambient = mix(vec3(0.20, 0.19, 0.18), vec3(0.42, 0.45, 0.52), hemi);
     float key = max(dot(n, u_light_dir), 0.0);

@@ -7,6 +7,7 @@
 uniform mat4 u_view_proj;
 uniform vec2 u_depth_range;  // see mesh.vert
 uniform sampler2D u_joints;  // (3, n_joints) RGBA32F
+uniform vec2 u_marked;       // selected and hovered joint indices (-1: none)
 
 in vec3 in_position;
 in vec3 in_normal;
@@ -17,6 +18,7 @@ in vec4 in_weights;  // sum to 1
 out vec3 v_world;
 out vec3 v_normal;
 out vec2 v_uv;
+out vec2 v_marked;  // how much the selected / hovered joint moves this vertex
 
 mat4 joint_matrix(float j) {
     int row = int(j + 0.5);
@@ -34,6 +36,9 @@ void main() {
     // blended rigid motions: the linear part is close to a rotation, fine for shading normals
     v_normal = mat3(m) * in_normal;
     v_uv = in_uv;
+    vec4 sel = vec4(lessThan(abs(in_joints - u_marked.x), vec4(0.5)));
+    vec4 hov = vec4(lessThan(abs(in_joints - u_marked.y), vec4(0.5)));
+    v_marked = vec2(dot(sel, in_weights), dot(hov, in_weights));
     vec4 c = u_view_proj * vec4(p.xyz, 1.0);
     c.z = u_depth_range.x * c.w + 0.5 * (c.z + c.w) * (u_depth_range.y - u_depth_range.x);
     gl_Position = c;

@@ -295,3 +295,56 @@ def test_material_parts_and_base_colour_texture(gl):
     assert r > g + 60 and r > b + 60
     r, g, b = img[shin[1], shin[0]]
     assert g > r + 60 and g > b + 60
+
+
+def test_clicking_the_mesh_picks_the_joint_under_it(gl):
+    """In the mesh view a click on the thigh's surface (away from the bone, where bone picking
+    misses) selects the hip joint; the selected joint's region is tinted on the mesh."""
+    from animik.app.picking import _pick_bone, pick_joint, pick_mesh
+
+    st = make_state("body95")
+    skel = st.skeleton
+    fk = st.fk
+    hip, knee = skel.joint_index("l_hip"), skel.joint_index("l_knee")
+    a, b = fk.joint_positions[hip], fk.joint_positions[knee]
+    mid = 0.6 * a + 0.4 * b
+    side = np.cross(b - a, st.camera.eye - mid)
+    side *= 0.05 / np.linalg.norm(side)
+    sx, sy = st.camera.project(mid + side)[:2]
+    g = build_view(st)
+    assert _pick_bone(st, g, sx, sy) is None  # the bones alone: background there
+    # over a joint, the joint (a bone inside the body at the hit), as in the bones view
+    kx, ky = st.camera.project(b)[:2]
+    assert pick_joint(st, g, kx, ky) == knee
+    hit = pick_mesh(st, sx, sy)
+    assert hit is not None and hit[1] == hip
+    assert pick_joint(st, g, sx, sy) == hip
+    # the hit lies on the skinned surface, nearer than the bone
+    o, d = st.camera.ray(sx, sy)
+    assert np.linalg.norm(o + hit[0] * d - mid) < 0.12
+    st.view_mode = VIEW_BONES
+    assert pick_joint(st, g, sx, sy) is None
+    st.view_mode = VIEW_MESH
+    # the selected joint's region (the left forearm for the elbow) is tinted on the mesh
+    elbow, wrist = skel.joint_index("l_elbow"), skel.joint_index("l_wrist")
+    x, y = px(st, 0.5 * (fk.joint_positions[elbow] + fk.joint_positions[wrist]))
+    before = render(gl, st, nothing(st))
+    st.selected_joint = elbow
+    after = render(gl, st, nothing(st))
+    assert np.abs(after[y, x] - before[y, x]).sum() > 40
+    assert after[y, x][2] > before[y, x][2] + 20  # towards the selection's cyan
+    st.selected_joint = None
+    # posed: the picking follows the skinned (not the bind-pose) surface
+    st.view_mode = VIEW_MESH
+    rx, ry = st.camera.project(0.5 * (fk.joint_positions[elbow] + fk.joint_positions[wrist]))[:2]
+    assert pick_joint(st, g, rx, ry) == elbow
+    q = st.doc.q.copy()
+    tz = [k for k in skel.joint_dofs(0) if skel.dof_type[k] == 1 and abs(skel.dof_axis[k][2]) > 0.9]
+    q[tz[0]] += 0.25  # the whole character 25 cm up
+    st.doc = st.doc.with_pose(q)
+    p_wrist = st.fk.joint_positions[wrist]
+    p_elbow = st.fk.joint_positions[elbow]
+    fx, fy = st.camera.project(0.5 * (p_wrist + p_elbow))[:2]
+    g = build_view(st)
+    assert pick_joint(st, g, fx, fy) in (elbow, wrist)
+    assert pick_joint(st, g, rx, ry) not in (elbow, wrist)  # the arm has left that spot

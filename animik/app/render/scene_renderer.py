@@ -137,7 +137,8 @@ class SceneRenderer:
         if show_mesh:
             fk = state.fk
             self.skinned.draw(mesh, fk.joint_rotations, fk.joint_positions, vp, cam.eye,
-                              LIGHT_DIR, CHARACTER_DEPTH)
+                              LIGHT_DIR, CHARACTER_DEPTH, selected=state.selected_joint,
+                              hovered=state.hover_joint)
             ctx.enable(ctx.CULL_FACE)
         else:
             self.meshes["sphere"].draw(geom.spheres)

@@ -13,9 +13,12 @@ from __future__ import annotations
 import numpy as np
 
 from ...character import SkinnedMesh, homogeneous, skin_matrices
+from ..geometry import HOVER_JOINT, SELECTED_JOINT
 from .shaders import program
 
 VERTEX_FORMAT = "3f 3f 2f 4f 4f"
+SELECTED_COLOR = SELECTED_JOINT  # the selected / hovered joint's sphere colours
+HOVER_COLOR = HOVER_JOINT
 VERTEX_ATTRIBUTES = ("in_position", "in_normal", "in_uv", "in_joints", "in_weights")
 
 
@@ -120,8 +123,10 @@ class SkinnedRenderer:
         return self.gpu
 
     def draw(self, mesh: SkinnedMesh, joint_rotations: np.ndarray, joint_positions: np.ndarray,
-             view_proj: np.ndarray, eye, light_dir, depth_range, alpha: float = 1.0) -> None:
-        """Skin ``mesh`` to the joint frames ``(J, 3, 3)``, ``(J, 3)`` and draw it."""
+             view_proj: np.ndarray, eye, light_dir, depth_range, alpha: float = 1.0,
+             selected: int | None = None, hovered: int | None = None) -> None:
+        """Skin ``mesh`` to the joint frames ``(J, 3, 3)``, ``(J, 3)`` and draw it, tinting
+        the regions the ``selected`` and ``hovered`` joints move."""
         gpu = self.prepare(mesh)
         gpu.set_pose(homogeneous(joint_rotations, joint_positions))
         p = self.prog
@@ -129,6 +134,10 @@ class SkinnedRenderer:
         p["u_eye"].value = tuple(float(x) for x in eye)
         p["u_light_dir"].value = tuple(float(x) for x in light_dir)
         p["u_depth_range"].value = tuple(depth_range)
+        p["u_marked"].value = (-1.0 if selected is None else float(selected),
+                               -1.0 if hovered is None else float(hovered))
+        p["u_selected_color"].value = SELECTED_COLOR
+        p["u_hover_color"].value = HOVER_COLOR
         gpu.draw(p, alpha)
 
     def release(self) -> None:
