@@ -51,6 +51,7 @@ _LIMB_RADII = {
 _TORSO_T = np.array([-0.22, 0.0, 0.3, 0.62, 0.9, 1.0])
 _TORSO_W = np.array([0.080, 0.102, 0.082, 0.094, 0.094, 0.072])
 _TORSO_D = np.array([0.058, 0.064, 0.056, 0.066, 0.058, 0.048])
+_TORSO_F = np.array([-0.012, -0.010, 0.0, 0.010, 0.0, -0.006])  # centre forward of the spine
 
 
 @dataclass
@@ -253,7 +254,12 @@ def body_segments(skel: Skeleton) -> list[_Tube]:
     # reach the shoulders and cover the hip joints
     ext_top = max([0.0] + [float((P[a] - cpts_a[-1]) @ u_top) for a in arms])
     ext_bot = max([0.0] + [float((cpts_a[0] - P[g]) @ u_bot) + 0.05 * H for g in legs])
-    tubes.append(_torso(cpts_a, cown, H, fwd, h, ext_top, ext_bot))
+    # wide enough to take the thighs in (a robot's hips can be wide for its height)
+    spread = [float(np.linalg.norm((P[g] - cpts_a[0]) - ((P[g] - cpts_a[0]) @ u_bot) * u_bot))
+              for g in legs]
+    need = max(spread, default=0.0) + 0.5 * _LIMB_RADII["thigh"][0] * H
+    width_scale = max(1.0, need / (float(_TORSO_W[1]) * H))
+    tubes.append(_torso(cpts_a, cown, H, fwd, h, ext_top, ext_bot, width_scale))
     covered.update(chain[:-1] if top_is_joint else chain)
 
     for j in range(J):
@@ -328,9 +334,10 @@ def _radii(kind: str, L: float, H: float) -> tuple[tuple, tuple, int]:
 
 
 def _torso(cpts: np.ndarray, cown: list[int], H: float, fwd: np.ndarray, h: np.ndarray,
-           ext_top: float, ext_bot: float) -> _Tube:
+           ext_top: float, ext_bot: float, width_scale: float = 1.0) -> _Tube:
     """The torso lofted along the spine polyline ``cpts`` (owners ``cown``), extended
-    ``ext_top`` past its top and at least ``ext_bot`` under its bottom, m."""
+    ``ext_top`` past its top and at least ``ext_bot`` under its bottom, m, its width profile
+    scaled by ``width_scale``."""
     seg = np.linalg.norm(np.diff(cpts, axis=0), axis=1)
     arc = np.concatenate([[0.0], np.cumsum(seg)])
     total = float(arc[-1]) + ext_top
@@ -348,14 +355,16 @@ def _torso(cpts: np.ndarray, cown: list[int], H: float, fwd: np.ndarray, h: np.n
         axes[i] = u
     wd = np.interp(tt, _TORSO_T, _TORSO_W) * H
     dd = np.interp(tt, _TORSO_T, _TORSO_D) * H
-    # rounded bottom: shrink the last rings below the hips
-    bottom = np.clip((tt - t_lo) / (0.12 - t_lo), 0.0, 1.0)
+    wd = wd * width_scale
+    # rounded bottom: shrink the lowest rings (over 0.08 H) to a closed seat
+    bottom = np.clip((s - s[0]) / (0.08 * H), 0.0, 1.0)
     k_b = np.maximum(np.sqrt(1.0 - (1.0 - bottom) ** 2), 0.25)
     wd, dd = wd * k_b, dd * k_b
     d_dirs = np.empty_like(axes)
     w_dirs = np.empty_like(axes)
     for i, u in enumerate(axes):
         d_dirs[i], w_dirs[i] = _frame(u, fwd)
+    centres = centres + (np.interp(tt, _TORSO_T, _TORSO_F) * H)[:, None] * d_dirs  # chest, seat
     jts = np.zeros((len(s), 3), np.int64)
     wts = np.zeros((len(s), 3))
     last = len(seg) - 1

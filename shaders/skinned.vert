@@ -29,8 +29,11 @@ mat4 joint_matrix(float j) {
 }
 
 void main() {
-    mat4 m = in_weights.x * joint_matrix(in_joints.x) + in_weights.y * joint_matrix(in_joints.y)
-           + in_weights.z * joint_matrix(in_joints.z) + in_weights.w * joint_matrix(in_joints.w);
+    // most vertices have one or two influences: skip the fetches of the zero weights
+    mat4 m = in_weights.x * joint_matrix(in_joints.x);
+    if (in_weights.y > 0.0) m += in_weights.y * joint_matrix(in_joints.y);
+    if (in_weights.z > 0.0) m += in_weights.z * joint_matrix(in_joints.z);
+    if (in_weights.w > 0.0) m += in_weights.w * joint_matrix(in_joints.w);
     vec4 p = m * vec4(in_position, 1.0);
     v_world = p.xyz;
     // blended rigid motions: the linear part is close to a rotation, fine for shading normals

@@ -32,6 +32,7 @@ HELP: tuple[tuple[str, tuple[tuple[str, str], ...]], ...] = (
     )),
     ("Keys", (
         ("F", "frame the selection"),
+        ("V", "view: mesh / bones / mesh + x-ray bones"),
         ("Home, R", "reset the view"),
         ("arrows, Shift+arrows", "orbit, pan"),
         ("+ / -, PgUp / PgDn", "zoom"),
