@@ -30,12 +30,14 @@ DEFAULT_SCENE_NAME = "default.toml"
 def bvh_document(path: str | Path, motion: Motion, tolerance: float | None = None,
                  position_tolerance: float | None = None) -> Document:
     """A document on a BVH file's skeleton with its motion as the clip (named after the file;
-    every frame a key, or keys reduced within the tolerances, rad / m), at frame 0."""
+    every frame a key, or keys reduced within the tolerances, rad / m), at frame 0, with a
+    generated body."""
     path = Path(path)
     clip = clip_from_motion(motion, tolerance, position_tolerance, name=path.stem)
     q = clip.sample([0.0], ik=False)[0]
-    return Document.new(motion.skeleton, str(path), q, motion=motion, frame=0, name=path.stem,
-                        solver=SolverSettings(default_solver(), 20, {}), clips=(clip,), clip=0)
+    return with_body(Document.new(motion.skeleton, str(path), q, motion=motion, frame=0,
+                                  name=path.stem, solver=SolverSettings(default_solver(), 20, {}),
+                                  clips=(clip,), clip=0))
 
 
 def document_from_scene(scene: Scene, motion: Motion | None = None) -> Document:
@@ -125,7 +127,7 @@ def open_document(target: str | Path | None) -> tuple[Document, Path | None, Map
             return with_body(document_from_scene(scene, scene.motion)), path, scene.camera
     src = resolve_rig(spec)  # one resolver (animik.rigs); RigNotFoundError lists the rigs
     if src.motion is not None:
-        return with_body(bvh_document(src.path, src.motion)), None, None
+        return bvh_document(src.path, src.motion), None, None
     return with_body(Document.new(src.skeleton, str(src.path) if src.path else spec,
                                   name=src.skeleton.name,
                                   solver=SolverSettings(default_solver(), 20, {}))), None, None

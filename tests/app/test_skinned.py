@@ -348,3 +348,29 @@ def test_clicking_the_mesh_picks_the_joint_under_it(gl):
     g = build_view(st)
     assert pick_joint(st, g, fx, fy) in (elbow, wrist)
     assert pick_joint(st, g, rx, ry) not in (elbow, wrist)  # the arm has left that spot
+
+
+def test_documents_keep_or_get_a_body():
+    """Opening a BVH (also as an import onto another skeleton), resetting the pose and entering
+    retarget mode give documents with a body bound to their skeleton; a given mesh is kept."""
+    from pathlib import Path
+
+    from animik.app import timeline
+    from animik.app.documents import with_body
+    from animik.app.modes import retarget as rm
+    from animik.bodies import generated_body
+
+    data = Path(__file__).resolve().parents[2] / ".." / "shared" / "data"
+    bvh = data / "bvh" / "sfu" / "0005_Walking001.bvh"
+    if not bvh.is_file():
+        pytest.skip("shared BVH data not present")
+    st = make_state("body95")
+    mesh = st.doc.mesh
+    assert mesh is generated_body(st.skeleton)
+    actions.reset_pose(st)
+    assert st.doc.mesh is mesh
+    assert with_body(st.doc) is st.doc  # a document with a mesh keeps it
+    assert timeline.import_bvh(st, bvh)  # another skeleton: a new document with its own body
+    assert st.doc.mesh is not None and len(st.doc.mesh.inverse_bind) == st.skeleton.n_joints
+    assert rm.enter(st, str(bvh), "fig2"), [m.text for m in st.messages]
+    assert st.doc.mesh is not None and len(st.doc.mesh.inverse_bind) == st.skeleton.n_joints

@@ -8,6 +8,7 @@ import numpy as np
 
 from ....io.bvh import read_bvh
 from ....motion import Motion
+from ...documents import with_body
 from ...edits import USER_ERRORS, cancel_drag, commit, describe, set_doc
 from ...solve import default_solver
 from ...state import AppState, Document, SolverSettings
@@ -65,9 +66,11 @@ def enter(state: AppState, source: str | Path | Motion | None = None, target: st
     sess.bases = {s: sess.target_of(st0, s) for s in sess.editable}
     sess.playing = bool(play)
     tgt = sess.rt.target
-    doc = Document.new(tgt, str(target), q0, name=f"{sess.source_name} on {tgt.name}",
-                       solver=SolverSettings(default_solver(), 20, {}),
-                       mode=RetargetLink(sess))
+    # the target keeps the current document's body when it is the same skeleton, else gets one
+    mesh = state.doc.mesh if tgt is state.doc.skeleton else None
+    doc = with_body(Document.new(tgt, str(target), q0, name=f"{sess.source_name} on {tgt.name}",
+                                 solver=SolverSettings(default_solver(), 20, {}),
+                                 mode=RetargetLink(sess), mesh=mesh))
     cancel_drag(state)
     if state.playing:
         state.playing = False  # the timeline's playback: retarget mode has its own transport
