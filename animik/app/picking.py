@@ -85,6 +85,7 @@ def ray_triangles(origin: np.ndarray, direction: np.ndarray, a: np.ndarray, b: n
         ``(t, u, v)`` ``(F,)``: distance along the ray (inf where missed or behind) and the
         barycentric coordinates of the hit (weights of ``b`` and ``c``).
     """
+    a, b, c = (np.asarray(x, float).reshape(-1, 3) for x in (a, b, c))
     e1 = b - a
     e2 = c - a
     pv = np.cross(direction, e2)
@@ -100,12 +101,20 @@ def ray_triangles(origin: np.ndarray, direction: np.ndarray, a: np.ndarray, b: n
     return np.where(hit, t, np.inf), u, v
 
 
-def skinned_mesh_positions(state: AppState) -> np.ndarray:
-    """``(V, 3)`` the document's mesh skinned to the current pose (once per pose)."""
+def skinned_triangles(state: AppState) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """The document's mesh skinned to the current pose (computed once per pose): ``(corners
+    (F, 3, 3), bounding-sphere centres (F, 3), radii (F,))`` of its triangles."""
     mesh = state.doc.mesh
     kin = state.kinematics
-    return cached(kin, f"app.picking.skinned.{id(mesh)}", lambda: skin_positions(
-        mesh, homogeneous(kin.fk.joint_rotations, kin.fk.joint_positions)))
+
+    def build():
+        p = skin_positions(mesh, homogeneous(kin.fk.joint_rotations, kin.fk.joint_positions))
+        tri = p[mesh.faces]
+        centre = tri.mean(axis=1)
+        radius = np.linalg.norm(tri - centre[:, None, :], axis=2).max(axis=1)
+        return tri, np.ascontiguousarray(centre), radius
+
+    return cached(kin, f"app.picking.skinned.{id(mesh)}", build)
 
 
 def pick_mesh(state: AppState, px: float, py: float) -> tuple[float, int] | None:
@@ -115,18 +124,25 @@ def pick_mesh(state: AppState, px: float, py: float) -> tuple[float, int] | None
     if mesh is None or not mesh.n_faces:
         return None
     o, d = state.camera.ray(px, py)
-    p = skinned_mesh_positions(state)
-    f = mesh.faces
-    t, u, v = ray_triangles(o, d, p[f[:, 0]], p[f[:, 1]], p[f[:, 2]])
-    i = int(np.argmin(t))
-    if not np.isfinite(t[i]):
+    tri, centre, radius = skinned_triangles(state)
+    # broad phase: triangles whose bounding sphere the ray's line passes through
+    w = centre - o
+    along = w @ d
+    near = np.flatnonzero(np.einsum("ij,ij->i", w, w) - along * along <= radius * radius)
+    if not len(near):
         return None
-    bary = np.array([1.0 - u[i] - v[i], u[i], v[i]])
+    c = tri[near]
+    t, u, v = ray_triangles(o, d, c[:, 0], c[:, 1], c[:, 2])
+    k = int(np.argmin(t))
+    if not np.isfinite(t[k]):
+        return None
+    face = mesh.faces[near[k]]
+    bary = np.array([1.0 - u[k] - v[k], u[k], v[k]])
     score: dict[int, float] = {}
-    for corner, vert in enumerate(f[i]):
+    for corner, vert in enumerate(face):
         for j, w in zip(mesh.joints[vert], mesh.weights[vert], strict=True):
             score[int(j)] = score.get(int(j), 0.0) + bary[corner] * float(w)
-    return float(t[i]), max(score, key=score.__getitem__)
+    return float(t[k]), max(score, key=score.__getitem__)
 
 
 def pick_joint(state: AppState, geom: ViewGeometry, px: float, py: float) -> int | None:
