@@ -124,3 +124,25 @@ def test_rigidly_weighted_vertices_move_with_their_joint():
         j = mesh.joints[v, 0]
         local = np.linalg.solve(wfj0[j], np.append(mesh.positions[v], 1.0))
         np.testing.assert_allclose(pos[v], (wfj[j] @ local)[:3], atol=1e-5)
+
+
+def test_degenerate_and_robot_skeletons_get_a_finite_body():
+    """One joint, zero-length bones, an arm of unknown roles: a closed, finite body, no error."""
+    from animik.skeleton import Dof, Joint, Site, Skeleton
+
+    cases = [
+        ([Joint("root", None, (0, 0, 0), (Dof("rz", "rz"),))], []),
+        ([Joint("a", None), Joint("b", "a", (0, 0, 0), (Dof("rx", "rx"),)),
+          Joint("c", "b", (0, 0, 1e-5), (Dof("ry", "ry"),))], []),
+        ([Joint("base", None), Joint("l1", "base", (0, 0, 0.3), (Dof("r1", "ry"),)),
+          Joint("l2", "l1", (0.4, 0, 0), (Dof("r2", "ry"),)),
+          Joint("l3", "l2", (0.3, 0, 0), (Dof("r3", "rx"),))], [Site("tool", "l3", (0.1, 0, 0))]),
+    ]
+    for i, (joints, sites) in enumerate(cases):
+        skel = Skeleton.from_joints(f"case{i}", joints, sites)
+        mesh = build_body(skel)
+        assert mesh.n_faces > 0
+        assert np.all(np.isfinite(mesh.positions)) and np.all(np.isfinite(mesh.normals))
+        np.testing.assert_allclose(np.linalg.norm(mesh.normals, axis=1), 1.0, atol=1e-4)
+        wfj = world_from_joint(skel, skel.rest_q)
+        np.testing.assert_allclose(skin_positions(mesh, wfj), mesh.positions, atol=1e-5)
