@@ -23,7 +23,8 @@ with ``s`` the position along the bone (m from its start), ``L`` its length; ``2
 keeps the three weights non-negative. The mesh is in world coordinates at the skeleton's rest
 pose (the bind pose); ``inverse_bind`` is ``joint_from_world`` there.
 
-Numeric only (numpy + trimesh for normals); cached per skeleton with :mod:`animik.cache`.
+Numeric only (numpy); cached per skeleton with :mod:`animik.cache`. The pieces are closed,
+outward-facing meshes (``tests/test_bodies.py`` checks them with trimesh).
 """
 
 from __future__ import annotations
@@ -184,7 +185,7 @@ def body_segments(skel: Skeleton) -> list[_Tube]:
     H = float(np.ptp(pts[:, 2])) if len(pts) > 1 else 1.0
     if H < 0.2 * float(np.ptp(pts, axis=0).max()):
         H = float(np.ptp(pts, axis=0).max())
-    H = H if np.isfinite(H) and H > 1e-6 else 1.0
+    H = H if np.isfinite(H) and H > 1e-3 else 1.0  # all joints in one point: a 1 m figure
     roles = classify_joints(skel)
     names = {n: i for i, n in enumerate(skel.joint_names)}
     role_of = {names[j]: r for r, j in roles.roles.items()}
@@ -483,14 +484,24 @@ def _head(j, base, P, S, sites_of, children, H, fwd, h, par, blend=True) -> _Tub
                     h[j], 0.0, 24, 4, cap_a=1.0, cap_b=1.0, n_cap=9)
 
 
+def _vertex_normals(P: np.ndarray, F: np.ndarray) -> np.ndarray:
+    """Unit vertex normals ``(V, 3)``: the area-weighted sum of the adjacent faces' normals
+    (scale-free: no area tolerance, unlike ``trimesh``'s, which drops tiny faces)."""
+    tri = P[F]
+    fn = np.cross(tri[:, 1] - tri[:, 0], tri[:, 2] - tri[:, 0])  # |fn| = 2 area
+    vn = np.zeros_like(P)
+    for k in range(3):
+        np.add.at(vn, F[:, k], fn)
+    n = np.linalg.norm(vn, axis=1, keepdims=True)
+    return np.where(n > 0, vn / np.where(n > 0, n, 1.0), np.array([0.0, 0.0, 1.0]))
+
+
 def build_body(skel: Skeleton, material: Material = BODY_MATERIAL) -> SkinnedMesh:
     """A new generated body of ``skel`` (see the module docstring); prefer :func:`generated_body`.
 
     Returns:
         A :class:`SkinnedMesh` bound to ``skel`` at its rest pose, one material.
     """
-    import trimesh
-
     pos, faces, jts, wts = [], [], [], []
     off = 0
     for tube in body_segments(skel):
@@ -504,7 +515,7 @@ def build_body(skel: Skeleton, material: Material = BODY_MATERIAL) -> SkinnedMes
     F = np.concatenate(faces).astype(np.int64)
     Jt = np.concatenate(jts)
     W = np.concatenate(wts)
-    normals = np.asarray(trimesh.Trimesh(P, F, process=False).vertex_normals)
+    normals = _vertex_normals(P, F)
     joints = np.zeros((len(P), MAX_INFLUENCES), np.uint16)
     weights = np.zeros((len(P), MAX_INFLUENCES), np.float32)
     W = np.where(W > 1e-6, W, 0.0)
