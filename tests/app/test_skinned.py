@@ -374,3 +374,17 @@ def test_documents_keep_or_get_a_body():
     assert st.doc.mesh is not None and len(st.doc.mesh.inverse_bind) == st.skeleton.n_joints
     assert rm.enter(st, str(bvh), "fig2"), [m.text for m in st.messages]
     assert st.doc.mesh is not None and len(st.doc.mesh.inverse_bind) == st.skeleton.n_joints
+
+
+def test_texture_images_of_any_channel_count_become_rgba():
+    from animik.app.render.skinned import rgba8
+
+    grey = np.full((2, 3), 7, np.uint8)
+    assert rgba8(grey).shape == (2, 3, 4) and np.all(rgba8(grey)[..., :3] == 7)
+    assert np.all(rgba8(grey)[..., 3] == 255)
+    rgb = np.zeros((2, 3, 3))
+    rgb[..., 1] = 1.0  # floats in [0, 1]
+    out = rgba8(rgb)
+    assert out.dtype == np.uint8 and np.all(out[..., 1] == 255) and np.all(out[..., 3] == 255)
+    ga = np.stack([grey, np.full_like(grey, 9)], axis=2)
+    assert np.all(rgba8(ga)[..., 3] == 9) and np.all(rgba8(ga)[..., 0] == 7)

@@ -37,6 +37,24 @@ def joint_rows(skin: np.ndarray) -> np.ndarray:
     return np.ascontiguousarray(np.asarray(skin)[:, :3, :], dtype=np.float32)
 
 
+def rgba8(image) -> np.ndarray:
+    """``(H, W, 4)`` uint8 from an ``(H, W)`` grey, ``(H, W, 2)`` grey + alpha, ``(H, W, 3)``
+    RGB or ``(H, W, 4)`` RGBA image (uint8, or floats in [0, 1])."""
+    a = np.asarray(image)
+    if a.dtype != np.uint8:
+        a = np.clip(np.round(np.asarray(a, float) * 255.0), 0, 255).astype(np.uint8)
+    if a.ndim == 2:
+        a = a[..., None]
+    c = a.shape[2]
+    if c == 1:
+        a = np.concatenate([a, a, a, np.full_like(a, 255)], axis=2)
+    elif c == 2:
+        a = np.concatenate([a[..., :1]] * 3 + [a[..., 1:]], axis=2)
+    elif c == 3:
+        a = np.concatenate([a, np.full_like(a[..., :1], 255)], axis=2)
+    return np.ascontiguousarray(a[..., :4])
+
+
 def display_color(linear_rgba) -> tuple[float, float, float, float]:
     """A material's linear base-colour factor in the viewport's (display, gamma 2.2) space:
     the viewport lights and blends display colours, like the rest of the app's palette."""
@@ -63,7 +81,7 @@ class SkinnedMeshGPU:
             if img is None:
                 self.textures.append(None)
                 continue
-            a = np.ascontiguousarray(np.asarray(img, np.uint8)[::-1])  # GL rows bottom-up
+            a = np.ascontiguousarray(rgba8(img)[::-1])  # GL rows bottom-up
             tex = ctx.texture((a.shape[1], a.shape[0]), 4, a.tobytes())
             tex.build_mipmaps()
             tex.filter = ctx.LINEAR_MIPMAP_LINEAR, ctx.LINEAR
