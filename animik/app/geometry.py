@@ -214,7 +214,8 @@ def build_view(state: AppState) -> ViewGeometry:
         joint_radius=joint_r, bone_radius=bone_r,
         handle_sites=np.arange(S), handle_pos=hpos,
         handle_radius=np.maximum(hrad, 7.0 * px),  # picking: at least 7 px
-        ring_centre=ring_centre, ring_axes=ring_axes, ring_radius=ring_radius)
+        ring_centre=ring_centre, ring_axes=ring_axes, ring_radius=ring_radius,
+        n_character_spheres=len(spheres), n_character_cylinders=len(cylinders))
     geom = modes.current(state).decorate_view(state, geom)
     # the physics overlay (COM, support polygon, ZMP, force) is drawn in every mode
     return physics.decorate_view(state, geom)

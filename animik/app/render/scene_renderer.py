@@ -140,6 +140,9 @@ class SceneRenderer:
                               LIGHT_DIR, CHARACTER_DEPTH, selected=state.selected_joint,
                               hovered=state.hover_joint)
             ctx.enable(ctx.CULL_FACE)
+            own_spheres, own_cylinders, more_spheres, more_cylinders = geom.character_split()
+            self.meshes["sphere"].draw(more_spheres)  # what the mode adds (retarget's source)
+            self.meshes["cylinder"].draw(more_cylinders)
         else:
             self.meshes["sphere"].draw(geom.spheres)
             self.meshes["cylinder"].draw(geom.cylinders)
@@ -162,8 +165,8 @@ class SceneRenderer:
         if show_mesh and state.view_mode == VIEW_XRAY:
             mp["u_flat"].value = 0.35
             mp["u_depth_range"].value = XRAY_DEPTH
-            self.meshes["sphere"].draw(_translucent(geom.spheres, XRAY_ALPHA))
-            self.meshes["cylinder"].draw(_translucent(geom.cylinders, XRAY_ALPHA))
+            self.meshes["sphere"].draw(_translucent(own_spheres, XRAY_ALPHA))
+            self.meshes["cylinder"].draw(_translucent(own_cylinders, XRAY_ALPHA))
 
         # overlay: free handles over the character, then constrained and selected handles,
         # error lines and the gizmo over everything
