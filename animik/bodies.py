@@ -95,7 +95,7 @@ def _smooth(x: np.ndarray) -> np.ndarray:
 
 
 def _segment(a, b, ra, rb, ref, owner, parent, child, h_a, h_b, n_theta, n_len,
-             cap_a=1.0, cap_b=1.0, n_cap=5) -> _Tube:
+             cap_a=1.0, cap_b=1.0, n_cap=4) -> _Tube:
     """A tapered tube from ``a`` to ``b`` with elliptic cross-sections ``(r_depth, r_width)``
     ``ra`` → ``rb`` and hemi-ellipsoid caps ``cap_*`` radii long, skinned to ``owner`` blended
     with ``parent`` near ``a`` and ``child`` near ``b`` (-1: no blend)."""
@@ -316,22 +316,22 @@ def body_segments(skel: Skeleton) -> list[_Tube]:
             small = float(np.mean(ra)) < 0.01 * H  # fingers: a few pixels wide, fewer rings
             tubes.append(_segment(P[j], end, ra, rb, fwd, j, par(j) if j > 0 else -1,
                                   c, h[j], h[c] if c >= 0 else 0.0, nt,
-                                  3 if small else max(4, int(np.ceil(L / (0.03 * H))) + 2),
-                                  cap_a=0.7 if kj == "thigh" else 1.0, n_cap=3 if small else 5))
+                                  3 if small else max(4, int(np.ceil(L / (0.04 * H))) + 2),
+                                  cap_a=0.7 if kj == "thigh" else 1.0, n_cap=3 if small else 4))
     return tubes
 
 
 def _radii(kind: str, L: float, H: float) -> tuple[tuple, tuple, int]:
     if kind in _LIMB_RADII:
         r0, r1 = _LIMB_RADII[kind]
-        return (r0 * H, r0 * H), (r1 * H, r1 * H), 20
+        return (r0 * H, r0 * H), (r1 * H, r1 * H), 16
     if kind in FINGERS:
         r = (0.0062 if kind == "thumb" else 0.0053) * H
         return (r, r), (0.85 * r, 0.85 * r), 8
     if kind == "toe":
         return (0.018 * H, 0.028 * H), (0.012 * H, 0.022 * H), 14
     r = float(np.clip(0.16 * L, 0.008 * H, 0.05 * H))
-    return (r, r), (0.85 * r, 0.85 * r), 16
+    return (r, r), (0.85 * r, 0.85 * r), 14
 
 
 def _torso(cpts: np.ndarray, cown: list[int], H: float, fwd: np.ndarray, h: np.ndarray,
@@ -384,7 +384,7 @@ def _torso(cpts: np.ndarray, cown: list[int], H: float, fwd: np.ndarray, h: np.n
             jts[i, 2], wts[i, 2] = cown[k + 1], w
         wts[i, 0] = 1.0 - wts[i, 1] - wts[i, 2]
     top_cap = 0.55 * float(dd[-1])
-    return _Tube(centres, d_dirs, w_dirs, dd, wd, jts, wts, 32,
+    return _Tube(centres, d_dirs, w_dirs, dd, wd, jts, wts, 28,
                  centres[0] - 0.6 * float(dd[0]) * axes[0], centres[-1] + top_cap * axes[-1])
 
 
@@ -481,7 +481,7 @@ def _head(j, base, P, S, sites_of, children, H, fwd, h, par, blend=True) -> _Tub
     cap = 0.5 * (rd + rw)
     a, b = bottom + cap * axis, top - cap * axis
     return _segment(a, b, (rd, rw), (rd, rw), fwd, j, par(j) if j > 0 and blend else -1, -1,
-                    h[j], 0.0, 24, 4, cap_a=1.0, cap_b=1.0, n_cap=9)
+                    h[j], 0.0, 20, 4, cap_a=1.0, cap_b=1.0, n_cap=9)
 
 
 def _vertex_normals(P: np.ndarray, F: np.ndarray) -> np.ndarray:

@@ -92,8 +92,9 @@ def test_weights_blend_smoothly_at_the_joints():
     assert wz[0] < 0.01 and wz[-1] > 0.99
     # binned by height, the mean weight never decreases going up
     bins = np.linspace(pk[2] - 0.06, pk[2] + 0.06, 7)
-    means = [w_hip[leg][(z >= a) & (z < b)].mean() for a, b in zip(bins[:-1], bins[1:], strict=True)]
-    assert np.all(np.diff(means) >= -1e-6)
+    groups = [w_hip[leg][(z >= a) & (z < b)] for a, b in zip(bins[:-1], bins[1:], strict=True)]
+    means = [g.mean() for g in groups if len(g)]  # (a bin may fall between two rings)
+    assert len(means) >= 4 and np.all(np.diff(means) >= -1e-6)
 
 
 @pytest.mark.parametrize("rig", ["body95", "fig2"])
