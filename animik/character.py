@@ -178,6 +178,21 @@ def skin_matrices(mesh: SkinnedMesh, world_from_joint: np.ndarray) -> np.ndarray
     return wfj @ mesh.inverse_bind
 
 
+def skin_positions(mesh: SkinnedMesh, world_from_joint: np.ndarray) -> np.ndarray:
+    """Skinned vertex positions on the CPU (what the app's vertex shader computes).
+
+    Args:
+        mesh: the skinned mesh.
+        world_from_joint: ``(n_joints, 4, 4)`` joint frames of the posed skeleton.
+
+    Returns:
+        ``(V, 3)`` float64 world positions, m.
+    """
+    skin = skin_matrices(mesh, world_from_joint)  # (J, 4, 4)
+    m = np.einsum("vk,vkij->vij", mesh.weights.astype(float), skin[mesh.joints])  # (V, 4, 4)
+    return np.einsum("vij,vj->vi", m[:, :3, :3], mesh.positions.astype(float)) + m[:, :3, 3]
+
+
 @dataclass(frozen=True, eq=False)
 class Character:
     """A skeleton with an optional skinned mesh and the clips that came with it.

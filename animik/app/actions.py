@@ -67,6 +67,7 @@ from .solve import (
     step_ik,
 )
 from .state import AppState, History
+from .view_mode import cycle_view_mode, set_view_mode
 
 
 def make_state(target: str | Path | None = None, save_path: str | Path | None = None,
@@ -83,12 +84,12 @@ def make_state(target: str | Path | None = None, save_path: str | Path | None = 
 
 __all__ = [
     "APP_TOLERANCES", "DEFAULT_SCENE_NAME", "USER_ERRORS", "active_targets", "available_solvers",
-    "bvh_document", "cancel_drag", "commit", "constraints_met", "default_scene_path",
-    "default_save_path", "default_solver", "describe", "is_shipped", "needs_save_as",
-    "document_from_scene", "frame_selected", "free", "free_all",
+    "bvh_document", "cancel_drag", "commit", "constraints_met", "cycle_view_mode",
+    "default_scene_path", "default_save_path", "default_solver", "describe", "is_shipped",
+    "needs_save_as", "document_from_scene", "frame_selected", "free", "free_all",
     "make_state", "open_document", "open_into", "redo", "replace_document", "reset_pose",
     "rotate_target", "save", "scene_from_state", "scenes_dir", "selection_points",
     "set_doc", "set_dof", "set_effector", "set_frame", "set_mode", "set_oriented", "set_solver",
-    "setup_camera", "solver_defaults", "solver_options", "step_ik", "toggle_pin", "undo",
+    "set_view_mode", "setup_camera", "solver_defaults", "solver_options", "step_ik", "toggle_pin", "undo",
     "update",
 ]

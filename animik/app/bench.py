@@ -43,6 +43,8 @@ def add_parser(subparsers) -> argparse.ArgumentParser:
     p.add_argument("--solver", default=None, help="solver (default: the scene's)")
     p.add_argument("--radius", type=_args.pixels, default=90.0, help="drag circle radius, px")
     p.add_argument("--period", type=_args.positive_frames, default=240, help="frames per turn (default 240)")
+    p.add_argument("--view", choices=("mesh", "bones", "xray"), default="mesh",
+                   help="draw the character as its skinned mesh (default), bones, or both")
     p.add_argument("--full-redraw", action="store_true",
                    help="redraw the whole UI every frame (no retained panels)")
     p.set_defaults(func=run)
@@ -58,7 +60,7 @@ def run(args: argparse.Namespace) -> int:
         raise AnimikError(f"--frames must be at least 1, got {args.frames}")
     res = measure(frames=args.frames, warmup=args.warmup, size=(w, h), scene=args.scene,
                   site=args.site, solver=args.solver, radius=args.radius, period=args.period,
-                  retained=not args.full_redraw)
+                  retained=not args.full_redraw, view_mode=args.view)
     rows = []
     for part in ("ik", "ui", "render", "total"):
         v = res[part]
@@ -66,7 +68,9 @@ def run(args: argparse.Namespace) -> int:
                      float(v.max())))
     print(format_table(["part", "p50 ms", "p90 ms", "p95 ms", "p99 ms", "max ms"], rows,
                        title=f"animik bench app: {res['scene']} {w}x{h}, drag {args.site}, "
-                             f"solver {res['solver']}, {args.frames} frames, {res['renderer']}"))
+                             f"solver {res['solver']}, {args.frames} frames, {res['renderer']}, "
+                             f"view {res['view_mode']}, mesh {res['mesh_vertices']} vertices / "
+                             f"{res['mesh_faces']} triangles"))
     tot = res["total"]
     print(f"\nframes under 16.7 ms: {100 * np.mean(tot < 1000 / 60):.1f} %   "
           f"mean {1000 / tot.mean():.1f} fps   IK iterations/frame: mean "
@@ -81,14 +85,15 @@ def run(args: argparse.Namespace) -> int:
 
 def measure(frames: int = 600, warmup: int = 30, size=(1280, 800), scene=None,
             site: str = "l_hand", solver: str | None = None, radius: float = 90.0,
-            period: int = 240, retained: bool = True) -> dict:
+            period: int = 240, retained: bool = True, view_mode: str = "mesh") -> dict:
     """Drive the app offscreen and time each frame.
 
     Returns:
         ``{"ik", "ui", "render", "total", "iterations", "error_mm"}`` arrays ``(frames,)`` (ms,
         count, mm), ``scene``, ``solver``, ``renderer``, ``n_dof``, and per frame the app's own
         FK passes and view-geometry builds while dragging (``drag_fk``, ``drag_views``) and
-        while hovering over the still pose (``hover_fk``, ``hover_views``).
+        while hovering over the still pose (``hover_fk``, ``hover_views``), the view mode and
+        the drawn mesh's size (``view_mode``, ``mesh_vertices``, ``mesh_faces``; 0 in bones).
     """
     # Lazy: `animik --help` registers this benchmark and must not load GL (imgui, moderngl).
     from . import actions
@@ -96,6 +101,7 @@ def measure(frames: int = 600, warmup: int = 30, size=(1280, 800), scene=None,
     from .gui import Offscreen
 
     state = actions.make_state(scene, size=size)
+    actions.set_view_mode(state, view_mode)
     if solver is not None:
         actions.set_solver(state, state.doc.solver.replace(name=solver))
     off = Offscreen(state, size)
@@ -153,11 +159,15 @@ def measure(frames: int = 600, warmup: int = 30, size=(1280, 800), scene=None,
     hover_views = (stats.view_builds - vb0) / hover
     hover_fk = (stats.fk_passes - fk0) / hover
     renderer = off.ctx.info.get("GL_RENDERER", "?")
+    mesh = state.doc.mesh
+    drawn = mesh is not None and state.view_mode != "bones"
     name = str(scene) if scene is not None else "scenes/default.toml"
     out = {"ik": ik[warmup:], "ui": ui[warmup:], "render": (total - ik - ui)[warmup:],
            "total": total[warmup:], "iterations": its[warmup:], "error_mm": err[warmup:],
            "scene": name, "solver": state.doc.solver.name, "renderer": renderer,
            "n_dof": state.skeleton.n_dof, "drag_fk": drag_fk, "drag_views": drag_views,
-           "hover_fk": hover_fk, "hover_views": hover_views}
+           "hover_fk": hover_fk, "hover_views": hover_views, "view_mode": state.view_mode,
+           "mesh_vertices": mesh.n_vertices if drawn else 0,
+           "mesh_faces": mesh.n_faces if drawn else 0}
     off.release()
     return out

@@ -37,7 +37,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from . import edits, framing, modes, timeline
+from . import edits, framing, modes, timeline, view_mode
 from . import gizmo as G
 from . import keys as K
 from .documents import needs_save_as, save
@@ -392,6 +392,9 @@ class ViewportController:
             return True
         if symbol in (K.HOME, K.R):
             s.camera.reset()
+            return True
+        if symbol == K.V:
+            view_mode.cycle_view_mode(s)
             return True
         arrows = {K.LEFT_ARROW: (-1, 0), K.RIGHT_ARROW: (1, 0), K.UP_ARROW: (0, -1),
                   K.DOWN_ARROW: (0, 1)}

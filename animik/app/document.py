@@ -263,7 +263,7 @@ class Document:
                 and all(a is b for a, b in zip(self.clips, other.clips, strict=True))
                 and all(a.same_as(b) for a, b in zip(self.effectors, other.effectors, strict=True))
                 and self.solver.same_as(other.solver)
-                and self.mode is other.mode)
+                and self.mode is other.mode and self.mesh is other.mesh)
 
 
 class History:

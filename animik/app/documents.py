@@ -14,7 +14,9 @@ from pathlib import Path
 import numpy as np
 
 from ..anim import clip_from_motion
+from ..bodies import generated_body
 from ..character import Character, SkinnedMesh
+from ..io.robot_mesh import robot_mesh
 from ..motion import Motion
 from ..rigs import is_builtin, load_character, resolve_rig
 from ..scene import Scene, SceneTarget, load_scene, save_scene
@@ -26,19 +28,21 @@ from .solve import available_solvers, default_solver
 from .state import PINNED, TARGET, AppState, Document, Effector, History, SolverSettings
 
 DEFAULT_SCENE_NAME = "default.toml"
+ROBOT_KINDS = ("urdf", "xml", "mjcf")  # robot files: their link meshes are the body
 
 
 def bvh_document(path: str | Path, motion: Motion, tolerance: float | None = None,
                  position_tolerance: float | None = None, progress=None) -> Document:
     """A document on a BVH file's skeleton with its motion as the clip (named after the file;
-    every frame a key, or keys reduced within the tolerances, rad / m), at frame 0.
-    ``progress(fraction)``: the key reduction's progress (a background task)."""
+    every frame a key, or keys reduced within the tolerances, rad / m), at frame 0, with a
+    generated body. ``progress(fraction)``: the key reduction's progress (a background task)."""
     path = Path(path)
     clip = clip_from_motion(motion, tolerance, position_tolerance, name=path.stem,
                             progress=progress)
     q = clip.sample([0.0], ik=False)[0]
-    return Document.new(motion.skeleton, str(path), q, motion=motion, frame=0, name=path.stem,
-                        solver=SolverSettings(default_solver(), 20, {}), clips=(clip,), clip=0)
+    return with_body(Document.new(motion.skeleton, str(path), q, motion=motion, frame=0,
+                                  name=path.stem, solver=SolverSettings(default_solver(), 20, {}),
+                                  clips=(clip,), clip=0))
 
 
 def character_document(path: str | Path, character: Character) -> Document:
@@ -67,7 +71,14 @@ def character_document(path: str | Path, character: Character) -> Document:
 def _character_mesh(rig: str, skel: Skeleton) -> SkinnedMesh | None:
     """The skinned mesh of a scene's ``.glb`` / ``.gltf`` rig (None: none, or it no longer
     fits the scene's skeleton)."""
-    if Path(rig).suffix.lower() not in (".glb", ".gltf"):
+    suffix = Path(rig).suffix.lower()
+    if suffix[1:] in ROBOT_KINDS:
+        try:
+            mesh = robot_mesh(skel)[0]  # the scene's skeleton is the robot file's
+        except (*USER_ERRORS, KeyError):
+            return None
+        return mesh
+    if suffix not in (".glb", ".gltf"):
         return None
     try:
         ch = load_character(rig)
@@ -163,7 +174,7 @@ def open_document(target: str | Path | None) -> tuple[Document, Path | None, Map
         head = path.read_text(encoding="utf-8", errors="replace")[:4000]
         if "animik-rig" not in head or "animik-scene" in head:
             scene = load_scene(path)
-            return document_from_scene(scene, scene.motion), path, scene.camera
+            return with_body(document_from_scene(scene, scene.motion)), path, scene.camera
     if not is_builtin(spec) and path.suffix.lower() in (".glb", ".gltf"):
         # a rigged glTF character (or a static prop): skeleton, skinned mesh and its clips
         ch = load_character(path)
@@ -172,8 +183,19 @@ def open_document(target: str | Path | None) -> tuple[Document, Path | None, Map
     src = resolve_rig(spec)  # one resolver (animik.rigs); RigNotFoundError lists the rigs
     if src.motion is not None:
         return bvh_document(src.path, src.motion), None, None
-    return Document.new(src.skeleton, str(src.path) if src.path else spec, name=src.skeleton.name,
-                        solver=SolverSettings(default_solver(), 20, {})), None, None
+    mesh = robot_mesh(src.skeleton)[0] if src.kind in ROBOT_KINDS else None  # its link meshes
+    return with_body(Document.new(src.skeleton, str(src.path) if src.path else spec,
+                                  name=src.skeleton.name,
+                                  solver=SolverSettings(default_solver(), 20, {}),
+                                  mesh=mesh)), None, None
+
+
+def with_body(doc: Document) -> Document:
+    """``doc`` with a generated body (:func:`animik.bodies.generated_body`, cached per skeleton)
+    when it has no mesh of its own; a document with a mesh (e.g. a glTF character's) is kept."""
+    if doc.mesh is not None:
+        return doc
+    return doc.replace(mesh=generated_body(doc.skeleton))
 
 
 def make_state(target: str | Path | None = None, save_path: str | Path | None = None,

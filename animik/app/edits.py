@@ -170,7 +170,7 @@ def reset_pose(state: AppState) -> None:
     """Rest pose, every effector free (undoable)."""
     d = state.doc
     doc = Document.new(state.skeleton, d.rig, name=d.name, solver=d.solver, motion=d.motion,
-                       clips=d.clips, clip=d.clip, time=d.time)
+                       clips=d.clips, clip=d.clip, time=d.time, mesh=d.mesh)
     set_doc(state, doc)
     commit(state, "reset pose")
 

@@ -245,7 +245,8 @@ def build_view(state: AppState) -> ViewGeometry:
         handle_sites=np.arange(S), handle_pos=hpos,
         handle_radius=np.maximum(hrad, 7.0 * px),  # picking: at least 7 px
         ring_centre=ring_centre, ring_axes=ring_axes, ring_radius=ring_radius,
-        gizmo=gz, gizmo_radius=gz_radius)
+        gizmo=gz, gizmo_radius=gz_radius,
+        n_character_spheres=len(spheres), n_character_cylinders=len(cylinders))
     geom = modes.current(state).decorate_view(state, geom)
     geom = onion.decorate_view(state, geom)  # ghost poses around the playhead (if on)
     # the physics overlay (COM, support polygon, ZMP, force) is drawn in every mode

@@ -29,6 +29,9 @@ class ViewGeometry:
             ``(H,)`` m.
         ring_centre ``(3,)``, ring_axes ``(3, 3)`` (columns), ring_radius (m): the rotate gizmo of
             the selected 6-D target, or ring_centre None.
+        n_character_spheres, n_character_cylinders: how many leading ``spheres`` /
+            ``cylinders`` are the character's own joints and bones (hidden under its skinned
+            mesh; what a mode appends after them, e.g. retarget's source, stays drawn); -1: all.
     """
 
     spheres: np.ndarray
@@ -48,6 +51,14 @@ class ViewGeometry:
     ring_radius: float = 0.0
     gizmo: Any = None  # animik.app.gizmo.JointGizmo of the selected joint, or None
     gizmo_radius: float = 0.0  # m: ring radius of the joint gizmo (and arrow length / 1.3)
+    n_character_spheres: int = -1
+    n_character_cylinders: int = -1
+
+    def character_split(self) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+        """``(character spheres, character cylinders, other spheres, other cylinders)``."""
+        ns = len(self.spheres) if self.n_character_spheres < 0 else self.n_character_spheres
+        nc = len(self.cylinders) if self.n_character_cylinders < 0 else self.n_character_cylinders
+        return self.spheres[:ns], self.cylinders[:nc], self.spheres[ns:], self.cylinders[nc:]
 
 
 def _rgba(c, n: int) -> np.ndarray:

@@ -1,7 +1,8 @@
 """Mouse picking by ray casting against what :func:`animik.app.geometry.build_view` draws.
 
 Pixels are viewport pixels (origin top-left). Handles are spheres of constant screen size, the
-character is joint spheres and bone capsules; the nearest hit along the ray wins. The rotate
+character is joint spheres and bone capsules, or its skinned mesh where the mesh is drawn (a hit
+on the mesh picks the joint that moves that spot most); the nearest hit along the ray wins. The rotate
 rings of a 6-D target are picked in screen space (distance to the projected ring < a few px).
 """
 
@@ -9,10 +10,12 @@ from __future__ import annotations
 
 import numpy as np
 
+from ..cache import cached
+from ..character import homogeneous, skin_positions
 from . import gizmo as G
 from .camera import OrbitCamera
 from .geometry import RING_SAMPLES, ViewGeometry, bone_segments
-from .state import AppState
+from .state import VIEW_BONES, VIEW_MESH, AppState
 
 HANDLE_SLACK = 1.25  # pick handles a little outside their drawn radius
 RING_PICK_PX = 7.0
@@ -22,6 +25,7 @@ SEPARATE_PX = 60.0
 #: ... and only when the two are this close in the world, as a fraction of the body's size (a
 #: fingertip is ~11 % of body95's height from its wrist; a hand ~30 % from the pelvis).
 NEAR_ANCESTOR = 0.15
+BONE_DEPTH = 4.0  # a bone this many joint radii behind the mesh's surface is inside the body
 
 
 def ray_spheres(origin: np.ndarray, direction: np.ndarray, centres: np.ndarray,
@@ -176,10 +180,99 @@ def pick_gizmo(state: AppState, geom: ViewGeometry, px: float, py: float) -> tup
         if dist <= G.ARROW_PICK_PX and dist < best_d:
             best, best_d = ("arrow", k), dist
     return best
+def ray_triangles(origin: np.ndarray, direction: np.ndarray, a: np.ndarray, b: np.ndarray,
+                  c: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Ray against triangles ``(a, b, c)`` ``(F, 3)`` each, both sides (Moeller-Trumbore).
+
+    Returns:
+        ``(t, u, v)`` ``(F,)``: distance along the ray (inf where missed or behind) and the
+        barycentric coordinates of the hit (weights of ``b`` and ``c``).
+    """
+    a, b, c = (np.asarray(x, float).reshape(-1, 3) for x in (a, b, c))
+    e1 = b - a
+    e2 = c - a
+    pv = np.cross(direction, e2)
+    det = np.einsum("ij,ij->i", e1, pv)
+    ok = np.abs(det) > 1e-14
+    inv = np.where(ok, 1.0 / np.where(ok, det, 1.0), 0.0)
+    tv = origin - a
+    u = np.einsum("ij,ij->i", tv, pv) * inv
+    qv = np.cross(tv, e1)
+    v = (qv @ direction) * inv
+    t = np.einsum("ij,ij->i", e2, qv) * inv
+    hit = ok & (u >= 0) & (v >= 0) & (u + v <= 1) & (t > 0)
+    return np.where(hit, t, np.inf), u, v
+
+
+def skinned_triangles(state: AppState) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """The document's mesh skinned to the current pose (computed once per pose): ``(corners
+    (F, 3, 3), bounding-sphere centres (F, 3), radii (F,))`` of its triangles."""
+    mesh = state.doc.mesh
+    kin = state.kinematics
+
+    def build():
+        p = skin_positions(mesh, homogeneous(kin.fk.joint_rotations, kin.fk.joint_positions))
+        tri = p[mesh.faces]
+        centre = tri.mean(axis=1)
+        radius = np.linalg.norm(tri - centre[:, None, :], axis=2).max(axis=1)
+        return tri, np.ascontiguousarray(centre), radius
+
+    return cached(kin, f"app.picking.skinned.{id(mesh)}", build)
+
+
+def pick_mesh(state: AppState, px: float, py: float) -> tuple[float, int] | None:
+    """``(distance, joint)`` where the ray through ``(px, py)`` first meets the skinned mesh
+    (the joint with the largest weight at the hit, interpolated over the triangle), or None."""
+    mesh = state.doc.mesh
+    if mesh is None or not mesh.n_faces:
+        return None
+    o, d = state.camera.ray(px, py)
+    tri, centre, radius = skinned_triangles(state)
+    # broad phase: triangles whose bounding sphere the ray's line passes through
+    w = centre - o
+    along = w @ d
+    near = np.flatnonzero(np.einsum("ij,ij->i", w, w) - along * along <= radius * radius)
+    if not len(near):
+        return None
+    c = tri[near]
+    t, u, v = ray_triangles(o, d, c[:, 0], c[:, 1], c[:, 2])
+    k = int(np.argmin(t))
+    if not np.isfinite(t[k]):
+        return None
+    face = mesh.faces[near[k]]
+    bary = np.array([1.0 - u[k] - v[k], u[k], v[k]])
+    score: dict[int, float] = {}
+    for corner, vert in enumerate(face):
+        for j, w in zip(mesh.joints[vert], mesh.weights[vert], strict=True):
+            score[int(j)] = score.get(int(j), 0.0) + bary[corner] * float(w)
+    return float(t[k]), max(score, key=score.__getitem__)
 
 
 def pick_joint(state: AppState, geom: ViewGeometry, px: float, py: float) -> int | None:
-    """The joint under ``(px, py)``: its sphere, or a bone it turns; None on background."""
+    """The joint under ``(px, py)``: its sphere, or a bone it turns, or (where the skinned mesh
+    is drawn) the mesh; None on background.
+
+    Over the mesh, a bone inside the body at the hit (no deeper than :data:`BONE_DEPTH` joint
+    radii behind the surface) is picked as in the bones view, so a click over a joint picks
+    that joint; elsewhere the mesh's dominant joint at the hit. With x-ray bones (drawn over
+    the mesh) any bone the ray meets comes first.
+    """
+    bone = _pick_bone(state, geom, px, py)
+    if state.doc.mesh is None or state.view_mode == VIEW_BONES:
+        return None if bone is None else bone[1]
+    if bone is not None and state.view_mode != VIEW_MESH:
+        return bone[1]
+    hit = pick_mesh(state, px, py)
+    if hit is None:
+        return None if bone is None else bone[1]
+    if bone is not None and bone[0] <= hit[0] + BONE_DEPTH * float(geom.joint_radius[bone[1]]):
+        return bone[1]
+    return hit[1]
+
+
+def _pick_bone(state: AppState, geom: ViewGeometry, px: float,
+               py: float) -> tuple[float, int] | None:
+    """``(distance, joint)`` of the nearest joint sphere or bone capsule on the ray, or None."""
     o, d = state.camera.ray(px, py)
     fk = state.fk
     tj = ray_spheres(o, d, fk.joint_positions, geom.joint_radius * 1.15)
@@ -191,7 +284,7 @@ def pick_joint(state: AppState, geom: ViewGeometry, px: float, py: float) -> int
     t_b = tb[best_b] if best_b >= 0 else np.inf
     if not np.isfinite(min(t_j, t_b)):
         return None
-    return best_j if t_j <= t_b else int(own[best_b])
+    return (float(t_j), best_j) if t_j <= t_b else (float(t_b), int(own[best_b]))
 
 
 def ring_points(geom: ViewGeometry, axis: int) -> np.ndarray:

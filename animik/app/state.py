@@ -76,6 +76,13 @@ class Drag:
     start_value: float = 0.0  # the DoF's value at the press ("dof" / "root" gizmo drags)
 
 
+VIEW_MESH, VIEW_BONES, VIEW_XRAY = "mesh", "bones", "xray"
+#: View modes of the character: its skinned mesh, its bones, or the mesh with the bones drawn
+#: through it (x-ray). Without a mesh (``Document.mesh`` None) the bones are drawn in every mode.
+VIEW_MODES = (VIEW_MESH, VIEW_BONES, VIEW_XRAY)
+VIEW_MODE_LABELS = {VIEW_MESH: "Mesh", VIEW_BONES: "Bones", VIEW_XRAY: "Mesh + x-ray bones"}
+
+
 @dataclass
 class Message:
     level: str  # "error" | "info"
@@ -225,6 +232,7 @@ class AppState:
     pin_on_release: bool = False
     live_ik: bool = True
     handle_px: float = 9.0  # handle radius on screen, pixels
+    view_mode: str = VIEW_MESH  # one of VIEW_MODES (the mesh when the document has one)
     show_shadow: bool = False  # contact shadow on the ground (costs ~1 ms on software GL)
     show_file_browser: bool = False
     browser_mode: str = "open"  # "open" | "save" | "export" (a clip) | "import" (a BVH as a clip)
@@ -356,4 +364,5 @@ def safe_slug(name: str) -> str:
 
 __all__ = ["FREE", "LIMIT_EPS", "MODES", "PINNED", "TARGET", "AppState", "Document", "Drag",
            "Effector", "History", "IKCache", "Message", "ModeData", "PoseKinematics",
-           "SolverSettings", "Stats", "ViewCache", "safe_slug"]
+           "SolverSettings", "Stats", "VIEW_BONES", "VIEW_MESH", "VIEW_MODES", "VIEW_MODE_LABELS",
+           "VIEW_XRAY", "ViewCache", "safe_slug"]

@@ -9,7 +9,7 @@ from app_helpers import make_state
 from animik.app import actions
 from animik.app.geometry import ViewGeometry, build_view, sphere_instances
 from animik.app.picking import pick_handle, pick_joint
-from animik.app.state import TARGET
+from animik.app.state import TARGET, VIEW_BONES
 
 pytestmark = pytest.mark.gl
 
@@ -57,6 +57,7 @@ def px(state, point) -> tuple[int, int]:
 
 def test_character_pixels_where_the_camera_projects_joints(gl):
     st = make_state(None)
+    st.view_mode = VIEW_BONES  # the skinned mesh: tests/app/test_skinned.py
     img = render(gl, st)
     bg = render(gl, st, empty(st))
     skel = st.skeleton
@@ -72,6 +73,7 @@ def test_character_pixels_where_the_camera_projects_joints(gl):
 def test_rendered_sphere_centroid_matches_projection(gl):
     """The renderer's matrices and OrbitCamera.project agree to a pixel."""
     st = make_state(None)
+    st.view_mode = VIEW_BONES
     g = empty(st)
     for point in ([0.3, -0.2, 1.4], [-0.4, 0.5, 0.2], [0.0, 0.0, 0.95]):
         g.spheres = sphere_instances(np.array([point]), 0.03, (1.0, 0.0, 1.0))
@@ -89,6 +91,7 @@ def test_rendered_sphere_centroid_matches_projection(gl):
 
 def test_joint_at_limit_is_red(gl):
     st = make_state(None)
+    st.view_mode = VIEW_BONES
     skel = st.skeleton
     j = skel.joint_index("l_elbow")
     k = skel.joint_dofs(j)[0]

@@ -13,7 +13,7 @@ from retarget_helpers import write_unmappable_bvh, write_walker_bvh
 from animik.app import actions
 from animik.app import keys as K
 from animik.app.modes import retarget as rm
-from animik.app.state import FREE, PINNED, TARGET
+from animik.app.state import FREE, PINNED, TARGET, VIEW_BONES
 from animik.kinematics import forward_kinematics
 from animik.retarget import RetargetEdits, Retargeter
 
@@ -131,8 +131,12 @@ def test_source_is_drawn_beside_the_target(app):
         s = st.camera.project(p)
         return img[int(round(s[1])) + y0, int(round(s[0])) + x0]
 
-    blue = [pixel(p) for p in pj[sess.body]]  # source joints: blue
+    blue = [pixel(p) for p in pj[sess.body]]  # source joints: blue (beside the target's mesh)
     assert sum(int(c[2] > c[0] + 40) for c in blue) >= 0.7 * len(blue), blue
+    st.view_mode = VIEW_BONES  # the target as joints and bones
+    app.frame(DT)
+    img = app.pixels().astype(int)
+    assert sum(int(pixel(p)[2] > pixel(p)[0] + 40) for p in pj[sess.body]) >= 0.7 * len(blue)
     for name in ("pelvis", "upper_thorax", "skull"):  # target joints: light grey
         c = pixel(fk.joint_positions[st.skeleton.joint_index(name)])
         assert c.min() > 110 and abs(c[2] - c[0]) < 40, (name, c)

@@ -10,14 +10,17 @@ from __future__ import annotations
 import numpy as np
 
 from ..geometry import ViewGeometry, grid_lines
-from ..state import AppState
+from ..state import VIEW_BONES, VIEW_XRAY, AppState
 from .shaders import program
+from .skinned import SkinnedRenderer
 
 LIGHT_DIR = np.array([0.45, 0.35, 0.82]) / np.linalg.norm([0.45, 0.35, 0.82])
 BG_TOP = (0.23, 0.25, 0.29)
 BG_BOTTOM = (0.12, 0.13, 0.15)
 CHARACTER_DEPTH = (-0.8, 1.0)  # NDC depth ranges of the passes (see shaders/mesh.vert)
-FREE_HANDLE_DEPTH = (-0.9, -0.8)
+XRAY_DEPTH = (-0.85, -0.8)  # bones drawn through the mesh (view mode "mesh + x-ray bones")
+FREE_HANDLE_DEPTH = (-0.9, -0.85)
+XRAY_ALPHA = 0.8
 OVERLAY_DEPTH = (-1.0, -0.9)
 
 
@@ -96,6 +99,7 @@ class SceneRenderer:
         self.bg_vao = ctx.vertex_array(self.bg_prog, [])
         self.bg_prog["u_top"].value = BG_TOP
         self.bg_prog["u_bottom"].value = BG_BOTTOM
+        self.skinned = SkinnedRenderer(ctx)
 
     def render(self, state: AppState, geom: ViewGeometry, rect: tuple[int, int, int, int]) -> None:
         """Draw into the bound framebuffer's ``rect = (x, y, w, h)`` (GL pixels, bottom-left).
@@ -126,10 +130,22 @@ class SceneRenderer:
         mp["u_flat"].value = 0.0
         mp["u_depth_range"].value = CHARACTER_DEPTH
 
-        # the character, depth-tested, back faces culled
+        # the character, depth-tested, back faces culled: its skinned mesh or its bones
         ctx.enable(ctx.CULL_FACE)
-        self.meshes["sphere"].draw(geom.spheres)
-        self.meshes["cylinder"].draw(geom.cylinders)
+        mesh = state.doc.mesh
+        show_mesh = mesh is not None and state.view_mode != VIEW_BONES
+        if show_mesh:
+            fk = state.fk
+            self.skinned.draw(mesh, fk.joint_rotations, fk.joint_positions, vp, cam.eye,
+                              LIGHT_DIR, CHARACTER_DEPTH, selected=state.selected_joint,
+                              hovered=state.hover_joint)
+            ctx.enable(ctx.CULL_FACE)
+            own_spheres, own_cylinders, more_spheres, more_cylinders = geom.character_split()
+            self.meshes["sphere"].draw(more_spheres)  # what the mode adds (retarget's source)
+            self.meshes["cylinder"].draw(more_cylinders)
+        else:
+            self.meshes["sphere"].draw(geom.spheres)
+            self.meshes["cylinder"].draw(geom.cylinders)
 
         # ground: the grid (and a soft contact shadow: the character squashed onto z = 0)
         ctx.enable(ctx.BLEND)
@@ -145,6 +161,13 @@ class SceneRenderer:
         lp["u_fade_radius"].value = 5.0
         self.grid_vao.render(ctx.LINES, vertices=self.grid_count)
 
+        # x-ray bones: over the mesh (their own depth range), under the handles
+        if show_mesh and state.view_mode == VIEW_XRAY:
+            mp["u_flat"].value = 0.35
+            mp["u_depth_range"].value = XRAY_DEPTH
+            self.meshes["sphere"].draw(_translucent(own_spheres, XRAY_ALPHA))
+            self.meshes["cylinder"].draw(_translucent(own_cylinders, XRAY_ALPHA))
+
         # overlay: free handles over the character, then constrained and selected handles,
         # error lines and the gizmo over everything
         mp["u_flat"].value = 0.15
@@ -159,10 +182,20 @@ class SceneRenderer:
         ctx.scissor = None
 
     def release(self) -> None:
+        self.skinned.release()
         for m in self.meshes.values():
             m.release()
         for o in (self.grid_vao, self.grid_vbo, self.bg_vao):
             o.release()
+
+
+def _translucent(inst: np.ndarray, alpha: float) -> np.ndarray:
+    """Instances with their opacity scaled by ``alpha``."""
+    if not len(inst):
+        return inst
+    s = inst.copy()
+    s[:, 15] *= alpha
+    return s
 
 
 def _shadow(inst: np.ndarray) -> np.ndarray:

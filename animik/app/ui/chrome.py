@@ -7,7 +7,7 @@ import time
 from imgui_bundle import imgui
 
 from .. import actions, timeline
-from ..state import AppState
+from ..state import VIEW_MODE_LABELS, VIEW_MODES, AppState
 from ..timeline import background
 from .files import open_browser
 from .mode_panels import TOOLS_MENU
@@ -33,6 +33,7 @@ HELP: tuple[tuple[str, tuple[tuple[str, str], ...]], ...] = (
     )),
     ("Keys", (
         ("F", "frame the selection"),
+        ("V", "view: mesh / bones / mesh + x-ray bones"),
         ("Home, R", "reset the view"),
         ("arrows, Shift+arrows", "orbit, pan"),
         ("+ / -, PgUp / PgDn", "zoom"),
@@ -171,6 +172,13 @@ def draw_menu_bar(state: AppState) -> None:
                                                    state.follow_playback)
         if imgui.is_item_hovered():
             imgui.set_tooltip("while the timeline plays, the camera moves with the body")
+        imgui.separator()
+        has_mesh = state.doc.mesh is not None
+        for mode in VIEW_MODES:  # the character as its mesh, its bones, or both (x-ray)
+            if imgui.menu_item_simple(VIEW_MODE_LABELS[mode], "V" if mode == VIEW_MODES[0] else "",
+                                      has_mesh and state.view_mode == mode, has_mesh):
+                actions.set_view_mode(state, mode)
+        imgui.separator()
         _, state.show_shadow = imgui.menu_item("Ground shadow", "", state.show_shadow)
         imgui.set_next_item_width(120)
         _, state.handle_px = imgui.slider_float("handle size", state.handle_px, 4.0, 20.0, "%.0f px")

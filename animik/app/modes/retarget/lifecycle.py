@@ -12,6 +12,7 @@ from ....io.bvh import read_bvh
 from ....motion import Motion
 from ....rigs import load_character
 from ....skeleton import Skeleton
+from ...documents import with_body
 from ...edits import USER_ERRORS, cancel_drag, commit, describe, set_doc
 from ...solve import default_solver
 from ...state import AppState, Document, SolverSettings
@@ -72,10 +73,14 @@ def enter(state: AppState, source: str | Path | Motion | None = None, target: st
     sess.playing = bool(play)
     tgt = sess.rt.target
     previous = link.previous if link is not None else state.doc
-    doc = Document.new(tgt, str(target), q0, name=f"{sess.source_name} on {tgt.name}",
-                       solver=SolverSettings(default_solver(), 20, {}),
-                       mode=RetargetLink(sess, previous=previous),
-                       mesh=_target_mesh(state, str(target), tgt))
+    # a glTF character target keeps its mesh; the current document's body when the target is
+    # its skeleton; else a generated body
+    mesh = _target_mesh(state, str(target), tgt)
+    if mesh is None and tgt is state.doc.skeleton:
+        mesh = state.doc.mesh
+    doc = with_body(Document.new(tgt, str(target), q0, name=f"{sess.source_name} on {tgt.name}",
+                                 solver=SolverSettings(default_solver(), 20, {}),
+                                 mode=RetargetLink(sess, previous=previous), mesh=mesh))
     cancel_drag(state)
     if state.playing:
         state.playing = False  # the timeline's playback: retarget mode has its own transport
