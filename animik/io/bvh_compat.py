@@ -20,10 +20,12 @@ app's retarget output all write BVH through here.
 from __future__ import annotations
 
 import os
+from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
 
+from ..cache import cached
 from ..errors import FileFormatError
 from ..kinematics import forward_kinematics
 from ..motion import Motion
@@ -53,11 +55,14 @@ def bvh_compatible(motion: Motion) -> tuple[Motion, str]:
     """
     if motion.n_frames == 0:
         raise FileFormatError("cannot write an empty motion (0 frames) to BVH")
-    if _writable(motion.skeleton):
+    skel = motion.skeleton
+    # the layout and the rewritten skeleton depend only on the skeleton: a batch writes many
+    # clips on one target, so they are worked out once per skeleton (animik.cache)
+    plan = cached(skel, "bvh_compat.plan", lambda: _plan(skel))
+    if plan is None:
         return motion, "dofs"
-    rewritten = _rewrite_joints(motion)
-    if _writable(rewritten.skeleton):
-        return rewritten, "rewritten"
+    if plan.skeleton is not None:
+        return _apply_rewrite(motion, plan), "rewritten"
     return _bake_world_parallel(motion), "baked"
 
 
@@ -94,6 +99,49 @@ def _writable(skel: Skeleton) -> bool:
     return True
 
 
+@dataclass(frozen=True)
+class _RewritePlan:
+    """How :func:`_rewrite_joints` rewrites one skeleton (independent of the motion).
+
+    Attributes:
+        skeleton: the rewritten skeleton, or None when it is still not BVH-writable (bake).
+        steps: per joint of the new skeleton, either ``("keep", dofs)`` (its DoF columns are
+            copied) or ``("euler", j, parent, M_left, M_right, trans_dofs)``: the translation
+            DoF columns, then the ``Z X Y`` angles of ``M_left @ local @ M_right`` (``local``
+            the joint's rotation relative to its parent, from forward kinematics).
+    """
+
+    skeleton: Skeleton | None
+    steps: tuple
+
+
+def _plan(skel: Skeleton) -> _RewritePlan | None:
+    """None if ``skel`` is BVH-writable as it is, else its :class:`_RewritePlan`."""
+    if _writable(skel):
+        return None
+    plan = _rewrite_plan(skel)
+    if plan is None or not _writable(plan.skeleton):
+        return _RewritePlan(None, ())
+    return plan
+
+
+def _apply_rewrite(motion: Motion, plan: _RewritePlan) -> Motion:
+    """The motion on ``plan.skeleton`` with the same world motion (see :func:`_rewrite_joints`)."""
+    Rw = forward_kinematics(motion.skeleton, motion.q).joint_rotations  # (T, J, 3, 3)
+    cols: list[np.ndarray] = []
+    for step in plan.steps:
+        if step[0] == "keep":
+            cols += [motion.q[:, k] for k in step[1]]
+            continue
+        _, j, p, left, right, trans = step
+        local = Rw[:, j] if p < 0 else np.swapaxes(Rw[:, p], -1, -2) @ Rw[:, j]
+        angles = np.unwrap(matrix_to_euler(left @ local @ right, "zxy"), axis=0)
+        cols += [motion.q[:, k] for k in trans]
+        cols += [angles[:, i] for i in range(3)]
+    q = np.stack(cols, axis=1) if cols else np.zeros((motion.n_frames, 0))
+    return Motion(plan.skeleton, q, motion.fps, meta=dict(motion.meta))
+
+
 def _rewrite_joints(motion: Motion) -> Motion:
     """The motion on a skeleton that BVH can hold, with the same world motion.
 
@@ -112,8 +160,12 @@ def _rewrite_joints(motion: Motion) -> Motion:
     Returns:
         The motion, or an equivalent one on the rewritten skeleton.
     """
+    plan = _rewrite_plan(motion.skeleton)
+    return motion if plan is None else _apply_rewrite(motion, plan)
 
-    skel = motion.skeleton
+
+def _rewrite_plan(skel: Skeleton) -> _RewritePlan | None:
+    """The :class:`_RewritePlan` of :func:`_rewrite_joints` (None: no joint needs a change)."""
     G = BVH_FROM_WORLD @ skel.rest_rotations[0]  # bvh_from_joint frame of every joint
     eye = np.eye(3)
 
@@ -129,46 +181,42 @@ def _rewrite_joints(motion: Motion) -> Motion:
 
     bake = [j for j in range(skel.n_joints) if needs(j)]
     if not bake:
-        return motion
+        return None
     joints, sites = skel.to_joints()
-    fk = forward_kinematics(skel, motion.q)
-    Rw = fk.joint_rotations  # (T, J, 3, 3)
-    cols: list[np.ndarray] = []
+    steps: list[tuple] = []
     used = set(skel.dof_names)
     new_joints = []
     for j, jt in enumerate(joints):
         dofs = list(skel.joint_dofs(j))
         if j not in bake:
             new_joints.append(jt)
-            cols += [motion.q[:, k] for k in dofs]
+            steps.append(("keep", tuple(dofs)))
             continue
         rest = skel.rest_rotations[j]
         new_rest = rest if j == 0 else eye
         p = int(skel.parents[j])
-        local = Rw[:, j] if p < 0 else np.swapaxes(Rw[:, p], -1, -2) @ Rw[:, j]
-        # joint frame: T(offset) @ new_rest @ T(translations) @ G^T Rz Rx Ry G
-        e = G @ new_rest.T @ local @ G.T
-        angles = np.unwrap(matrix_to_euler(e, "zxy"), axis=0)
+        # joint frame: T(offset) @ new_rest @ T(translations) @ G^T Rz Rx Ry G, so the angles
+        # are those of G @ new_rest^T @ local @ G^T
+        trans = []
         new_dofs = []
         for k in dofs:
             if skel.dof_type[k] != ROTATION:
                 d = jt.dofs[dofs.index(k)]
                 ax = (new_rest.T @ rest @ skel.dof_axis[k]) if j > 0 else skel.dof_axis[k]
                 new_dofs.append(Dof(d.name, "t", d.lower, d.upper, d.rest, tuple(float(a) for a in ax)))
-                cols.append(motion.q[:, k])
-        for i, letter in enumerate("zxy"):
+                trans.append(k)
+        for letter in "zxy":
             name = f"{jt.name}_r{letter}"
             while name in used:
                 name += "_"
             used.add(name)
             axis = G.T @ eye["xyz".index(letter)]
             new_dofs.append(Dof(name, "r", axis=tuple(float(a) for a in axis)))
-            cols.append(angles[:, i])
+        steps.append(("euler", j, p, G @ new_rest.T, G.T, tuple(trans)))
         new_joints.append(Joint(jt.name, jt.parent, jt.offset, new_dofs, new_rest, jt.mass, jt.com,
                                 jt.inertia))
     new = Skeleton.from_joints(skel.name, new_joints, sites, meta=dict(skel.meta))
-    q = np.stack(cols, axis=1) if cols else np.zeros((motion.n_frames, 0))
-    return Motion(new, q, motion.fps, meta=dict(motion.meta))
+    return _RewritePlan(new, tuple(steps))
 
 
 

@@ -34,6 +34,7 @@ from typing import Any
 
 import numpy as np
 
+from ..cache import cached
 from ..errors import OptionError, ShapeError, SkeletonError, UnknownNameError, names_hint
 from ..ik import build_problem, prepare_problem
 from ..ik.tuning import load_tuning
@@ -324,9 +325,15 @@ class Retargeter:
             extra.append(Site(ROOT_SITE, tgt.joint_names[al.hips_t]))
         skel = tgt
         if extra:
-            joints, sites = tgt.to_joints()
-            skel = Skeleton.from_joints(f"{tgt.name}+retarget", joints, [*sites, *extra],
-                                        meta=dict(tgt.meta))
+            # one solve skeleton per target and set of added sites (animik.cache): the clips of
+            # a batch share it, and with it the solver's per-skeleton kernel arrays
+            made = cached(tgt, "retarget.solve_skeletons", dict)
+            key = tuple((st.name, st.joint) for st in extra)
+            skel = made.get(key)
+            if skel is None:
+                joints, sites = tgt.to_joints()
+                skel = made[key] = Skeleton.from_joints(f"{tgt.name}+retarget", joints,
+                                                        [*sites, *extra], meta=dict(tgt.meta))
         order = {"l_hand": 0, "r_hand": 1, "l_foot": 2, "r_foot": 3, "head": 4}
         eff = [(s, r) for s, r in roles.items() if movable[skel.site_joint[skel.site_index(s)]]]
         eff.sort(key=lambda sr: (order.get(sr[1], 9), sr[0]))

@@ -68,22 +68,49 @@ def _leaf(skel: Skeleton, j: int) -> int:
     return j
 
 
+_STL_TRIANGLE = np.dtype([("normal", "<f4", (3,)), ("vertices", "<f4", (3, 3)),
+                          ("attribute", "<u2")])
+
+
+def _binary_stl_vertices(file: str) -> np.ndarray | None:
+    """``(3 F, 3)`` vertices of a binary STL file, one per triangle corner in file order (what
+    ``trimesh.load(file, process=False).vertices`` gives), or None for anything else (ASCII
+    STL, other formats, unreadable): those go through trimesh. Robot link meshes are mostly
+    binary STL, and importing trimesh (with scipy.spatial) costs a command ~0.3 s."""
+    if not str(file).lower().endswith(".stl"):
+        return None
+    try:
+        with open(file, "rb") as fh:
+            data = fh.read()
+    except OSError:
+        return None
+    if len(data) < 84:
+        return None
+    n = int(np.frombuffer(data, "<u4", 1, 80)[0])
+    if n == 0 or len(data) != 84 + n * _STL_TRIANGLE.itemsize:
+        return None  # ASCII, or a count that does not match the size: trimesh decides
+    tri = np.frombuffer(data, _STL_TRIANGLE, n, 84)
+    return tri["vertices"].reshape(-1, 3).astype(np.float64)
+
+
 def _mesh_vertices(skel: Skeleton, j: int, R: np.ndarray, p: np.ndarray) -> np.ndarray | None:
     """World vertices ``(V, 3)`` of joint ``j``'s meshes at rest (None when none can be read)."""
     geoms = [g for g in skel.meta.get("robot_geoms", ()) if g[0] == skel.joint_names[j] and g[2]]
     if not geoms:
         return None
-    try:
-        import trimesh
-    except ImportError:  # pragma: no cover - trimesh is a dependency
-        return None
     parts = []
     for _, _, file, gpos, grot, gscale, _ in geoms:
-        try:
-            mesh = trimesh.load(file, force="mesh", process=False)
-        except Exception:  # noqa: BLE001 - a bad mesh only loses this refinement
-            continue
-        v = np.asarray(mesh.vertices, float) * np.asarray(gscale)
+        verts = _binary_stl_vertices(file)
+        if verts is None:
+            try:
+                import trimesh
+            except ImportError:  # pragma: no cover - trimesh is a dependency
+                return None
+            try:
+                verts = trimesh.load(file, force="mesh", process=False).vertices
+            except Exception:  # noqa: BLE001 - a bad mesh only loses this refinement
+                continue
+        v = np.asarray(verts, float) * np.asarray(gscale)
         parts.append((v @ np.asarray(grot).reshape(3, 3).T + np.asarray(gpos)) @ R.T + p)
     parts = [w for w in parts if len(w)]
     return np.concatenate(parts) if parts else None

@@ -14,6 +14,7 @@ from animik.io.bvh_compat import bvh_compatible
 from animik.kinematics import forward_kinematics
 from animik.motion import Motion
 from animik.rigs import load_rig
+from animik.skeleton import Skeleton
 
 
 def _body95_clip(rng):
@@ -78,3 +79,27 @@ def test_random_skeletons_with_rest_rotations_export_to_bvh(tmp_path, seed):
     back = read_bvh(anim.export_clip(clip, tmp_path / "r.bvh"), unit="cm")  # small figure
     np.testing.assert_allclose(forward_kinematics(back.skeleton, back.q).joint_positions,
                                forward_kinematics(sk, want.q).joint_positions, atol=1e-9)
+
+
+def test_the_rewrite_plan_is_kept_per_skeleton_and_gives_the_same_file(rng):
+    """A batch writes many clips on one target: the second clip reuses the first one's rewritten
+    skeleton (cached per skeleton) and its file is byte for byte the file of a fresh skeleton."""
+    from animik.io.bvh_compat import dumps_bvh_compatible
+
+    skel = load_rig("body95")
+    q1 = np.stack([skel.clip_to_limits(skel.rest_q + rng.normal(size=skel.n_dof) * 0.4)
+                   for _ in range(5)])
+    q2 = np.stack([skel.clip_to_limits(skel.rest_q + rng.normal(size=skel.n_dof) * 0.4)
+                   for _ in range(7)])
+    a, layout_a = bvh_compatible(Motion(skel, q1, 30.0))
+    b, layout_b = bvh_compatible(Motion(skel, q2, 30.0))
+    assert layout_a == layout_b == "rewritten"
+    assert b.skeleton is a.skeleton  # the plan was reused
+    fresh = Skeleton.from_joints(skel.name, *skel.to_joints(), meta=dict(skel.meta))
+    want, _ = dumps_bvh_compatible(Motion(fresh, q2, 30.0))
+    got, _ = dumps_bvh_compatible(Motion(skel, q2, 30.0))
+    assert got == want
+    fa = forward_kinematics(skel, q2)
+    fb = forward_kinematics(b.skeleton, b.q)
+    np.testing.assert_allclose(fb.joint_positions, fa.joint_positions, atol=1e-9)
+    np.testing.assert_allclose(fb.site_positions, fa.site_positions, atol=1e-9)
