@@ -5,6 +5,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 from app_helpers import make_state
+from render_helpers import H, W, gl, px, render_view  # noqa: F401 (gl: a fixture)
 
 from animik.app import actions
 from animik.app.geometry import ViewGeometry, build_view, sphere_instances
@@ -13,34 +14,11 @@ from animik.app.state import TARGET, VIEW_BONES
 
 pytestmark = pytest.mark.gl
 
-W, H = 705, 751  # the 3-D view of the default layout
-
-
-@pytest.fixture(scope="module")
-def gl():
-    import moderngl
-
-    from animik.app.render.scene_renderer import SceneRenderer
-
-    ctx = moderngl.create_standalone_context(backend="egl")
-    fbo = ctx.framebuffer(color_attachments=[ctx.texture((W, H), 4)],
-                          depth_attachment=ctx.depth_renderbuffer((W, H)))
-    renderer = SceneRenderer(ctx)
-    yield ctx, fbo, renderer
-    renderer.release()
-    ctx.release()
 
 
 def render(gl, state, geom: ViewGeometry | None = None) -> np.ndarray:
     """``(H, W, 3)`` uint8, first row at the top (viewport pixel convention)."""
-    from animik.app.render.png import read_framebuffer
-
-    ctx, fbo, renderer = gl
-    fbo.use()
-    state.camera.width, state.camera.height = W, H
-    renderer.render(state, build_view(state) if geom is None else geom, (0, 0, W, H))
-    ctx.finish()
-    return read_framebuffer(fbo)
+    return render_view(gl, state, geom)
 
 
 def empty(state) -> ViewGeometry:
@@ -48,11 +26,6 @@ def empty(state) -> ViewGeometry:
     z = np.zeros((0, 16), np.float32)
     return ViewGeometry(z, z, z, z, z, z, z, g.joint_radius, g.bone_radius, g.handle_sites[:0],
                         g.handle_pos[:0], g.handle_radius[:0])
-
-
-def px(state, point) -> tuple[int, int]:
-    p = state.camera.project(np.asarray(point, float))
-    return int(round(p[0] - 0.5)), int(round(p[1] - 0.5))
 
 
 def test_character_pixels_where_the_camera_projects_joints(gl):

@@ -7,6 +7,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 from app_helpers import app, gui_key, make_state  # noqa: F401 (app: a fixture)
+from render_helpers import H, W, gl, px, render_view  # noqa: F401 (gl: a fixture)
 
 from animik.app import actions
 from animik.app import keys as K
@@ -20,34 +21,11 @@ from animik.kinematics import forward_kinematics
 
 pytestmark = pytest.mark.gl
 
-W, H = 705, 751
-
-
-@pytest.fixture(scope="module")
-def gl():
-    import moderngl
-
-    from animik.app.render.scene_renderer import SceneRenderer
-
-    ctx = moderngl.create_standalone_context(backend="egl")
-    fbo = ctx.framebuffer(color_attachments=[ctx.texture((W, H), 4)],
-                          depth_attachment=ctx.depth_renderbuffer((W, H)))
-    renderer = SceneRenderer(ctx)
-    yield ctx, fbo, renderer
-    renderer.release()
-    ctx.release()
 
 
 def render(gl, state, geom: ViewGeometry | None = None) -> np.ndarray:
-    from animik.app.render.png import read_framebuffer
-
-    ctx, fbo, renderer = gl
-    with ctx:  # current again after a test that made its own context (the app fixture)
-        fbo.use()
-        state.camera.width, state.camera.height = W, H
-        renderer.render(state, build_view(state) if geom is None else geom, (0, 0, W, H))
-        ctx.finish()
-        return read_framebuffer(fbo).astype(int)
+    """``(H, W, 3)`` int, first row at the top (viewport pixel convention)."""
+    return render_view(gl, state, geom).astype(int)
 
 
 def no_handles(state) -> ViewGeometry:
@@ -63,11 +41,6 @@ def nothing(state) -> ViewGeometry:
     z = np.zeros((0, 16), np.float32)
     return ViewGeometry(z, z, z, z, z, z, z, g.joint_radius, g.bone_radius, g.handle_sites,
                         g.handle_pos, g.handle_radius)
-
-
-def px(state, point) -> tuple[int, int]:
-    p = state.camera.project(np.asarray(point, float))
-    return int(round(p[0] - 0.5)), int(round(p[1] - 0.5))
 
 
 def lbs(positions, joints, weights, inverse_bind, world_from_joint):

@@ -3,10 +3,14 @@ structure, numpy straight from the accessors, the spec's formulas (no animik cod
 
 from __future__ import annotations
 
+import json
+import shutil
+import subprocess
 from pathlib import Path
 
 import numpy as np
 import pygltflib
+import pytest
 
 _DT = {5120: np.int8, 5121: np.uint8, 5122: np.int16, 5123: np.uint16, 5125: np.uint32,
        5126: np.float32}
@@ -135,3 +139,24 @@ def skinned_positions(g: pygltflib.GLTF2, node_world: list[np.ndarray]) -> np.nd
                 p += ww[:, k:k + 1] * np.einsum("vab,vb->va", jm[jj[:, k]], vh)
             out.append(p[:, :3])
     return np.concatenate(out) @ WORLD_FROM_GLTF.T
+
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+def validate(path: Path) -> dict:
+    """The Khronos glTF-Validator report of a file (skips when Node.js or the package is
+    missing; setup.sh installs both)."""
+    node = shutil.which("node")
+    if node is None:
+        pytest.skip("Node.js not installed: the Khronos glTF validator runs on Node")
+    if not (ROOT / "node_modules" / "gltf-validator").is_dir():
+        pytest.skip("npm package gltf-validator not installed: run `npm ci` in the repository root")
+    script = ("const fs=require('fs');const v=require('gltf-validator');"
+              "v.validateBytes(new Uint8Array(fs.readFileSync(process.argv[1])),{maxIssues:100})"
+              ".then(r=>process.stdout.write(JSON.stringify(r)))"
+              ".catch(e=>{console.error(String(e));process.exit(2);});")
+    res = subprocess.run([node, "-e", script, str(path)], cwd=ROOT, capture_output=True, text=True,
+                         timeout=300)
+    assert res.returncode == 0, res.stderr
+    return json.loads(res.stdout)

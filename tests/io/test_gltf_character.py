@@ -6,13 +6,12 @@ back to the same skeleton, mesh and motion."""
 from __future__ import annotations
 
 import json
-import shutil
-import subprocess
 from pathlib import Path
 
 import gltf_reference as ref
 import numpy as np
 import pytest
+from gltf_reference import validate
 
 import animik
 from animik.character import Material, SkinnedMesh, homogeneous, skin_matrices
@@ -58,23 +57,6 @@ def _random_pose(skel, rng, scale=0.4) -> np.ndarray:
     rot = skel.dof_type == ROTATION
     q[rot] += rng.normal(0.0, scale, rot.sum())
     return skel.clip_to_limits(q)
-
-
-def validate(path: Path) -> dict:
-    """The Khronos glTF-Validator report (skips when Node.js or the package is missing)."""
-    node = shutil.which("node")
-    if node is None:
-        pytest.skip("Node.js not installed: the Khronos glTF validator runs on Node")
-    if not (ROOT / "node_modules" / "gltf-validator").is_dir():
-        pytest.skip("npm package gltf-validator not installed: run `npm ci` in the repository root")
-    script = ("const fs=require('fs');const v=require('gltf-validator');"
-              "v.validateBytes(new Uint8Array(fs.readFileSync(process.argv[1])),{maxIssues:100})"
-              ".then(r=>process.stdout.write(JSON.stringify(r)))"
-              ".catch(e=>{console.error(String(e));process.exit(2);});")
-    res = subprocess.run([node, "-e", script, str(path)], cwd=ROOT, capture_output=True, text=True,
-                         timeout=300)
-    assert res.returncode == 0, res.stderr
-    return json.loads(res.stdout)
 
 
 def _errors(report: dict) -> list[str]:
