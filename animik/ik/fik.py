@@ -55,8 +55,8 @@ from ..errors import OptionError, ShapeError, UnknownNameError, ValueRangeError,
 from ..kinematics import FKResult, kernel_args
 from ..semantics import stiffness
 from ..skeleton import Skeleton
+from . import _bend, tuning
 from . import _fik_kernels as K
-from . import tuning
 from .common import (
     DEFAULT_TOL_POSITION,
     DEFAULT_TOL_ROTATION,
@@ -659,7 +659,7 @@ class _Context:
     :class:`PreparedFIK`, or per call of :func:`solve` from the caches)."""
 
     __slots__ = ("s", "name", "fixed", "n", "m", "k", "lay", "model", "struct",
-                 "lower", "upper", "centre", "half", "all_sites", "skel", "no_frames")
+                 "lower", "upper", "centre", "half", "all_sites", "skel", "no_frames", "chains")
 
 
 def _context(problem: IKProblem, s: _Setup, form: int) -> _Context:
@@ -677,6 +677,7 @@ def _context(problem: IKProblem, s: _Setup, form: int) -> _Context:
     c.n, c.m, c.k = skel.n_dof, problem.m, problem.k
     margs, c.lower, c.upper, c.centre, c.half, cache = _skeleton_arrays(skel)
     c.lay = lay
+    c.chains = None  # natural posing: each site's limb DoFs (_bend.limb_chains), on first use
     c.struct = c.lay.struct
     c.model = (*margs[:9], c.lay.sites, margs[9])
     all_sites = cache.get("all_sites")
@@ -812,8 +813,11 @@ def _execute(c: _Context, problem: IKProblem, q: np.ndarray, state: FIKState | N
     else:
         fp1, ip1 = fp.copy(), ip.copy()
         ip1[K.I_MAXIT] = min(LIMB_STAGE_ITERATIONS, max(1, max_it // 2))
-        r = _execute_stage(c, problem, q, state, fp1, ip1, task, ref_q, ref_w, want_frames,
-                           s.v_limbs)
+        bent = _bend_limbs(c, problem, q, task, float(fp[K.F_TOLP]))
+        if bent is not None:
+            q = bent
+        r = _execute_stage(c, problem, q, state, fp1, ip1, task, ref_q,
+                           _free_limbs(c, problem, ref_w), want_frames, s.v_limbs)
         if not r.converged:
             r = replace(r, _trunk_joined=True)
             if r.iterations < max_it:
@@ -828,6 +832,35 @@ def _execute(c: _Context, problem: IKProblem, q: np.ndarray, state: FIKState | N
             and not problem.tasks:
         r = _restore_pins(c, problem, task, r, tol_pin, want_frames)
     return r
+
+
+def _bend_limbs(c: _Context, problem: IKProblem, q: np.ndarray, task: tuple,
+                tol: float) -> np.ndarray | None:
+    """Natural posing's limbs-only stage starts with each targeted limb that rests straight on
+    a limit bent to its target's distance (:mod:`animik.ik._bend`; None: nothing to bend)."""
+    if c.chains is None:
+        c.chains = _bend.limb_chains(c.skel, problem.sites, c.s.v_limbs)
+    pos = np.empty((c.k, 3))
+    pos[c.lay.perm] = task[0]
+    return _bend.bend_straight_limbs(c.skel, q, c.lower, c.upper, c.chains, problem.sites, pos,
+                                     ~problem.pinned, tol)
+
+
+def _free_limbs(c: _Context, problem: IKProblem, ref_w: np.ndarray) -> np.ndarray:
+    """The null-space reference weights of the limbs-only stage: none on the targeted limbs.
+
+    The reference keeps the *untouched* parts where they were. On the dragged limb it pulls
+    the bend the reach needs back towards the straight start pose (a second-order pull on the
+    reach: from a straight arm, each frame undid the last frame's bend and the stage stalled),
+    so the dragged limb follows its minimum-norm steps instead."""
+    if not ref_w.any():
+        return ref_w
+    if c.chains is None:
+        c.chains = _bend.limb_chains(c.skel, problem.sites, c.s.v_limbs)
+    w = np.array(ref_w)
+    for i in np.flatnonzero(~problem.pinned):
+        w[c.chains[i]] = 0.0
+    return w
 
 
 def _restore_pins(c: _Context, problem: IKProblem, task: tuple, r: IKResult, tol_pin: float,
