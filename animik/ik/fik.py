@@ -807,8 +807,9 @@ def _execute(c: _Context, problem: IKProblem, q: np.ndarray, state: FIKState | N
     s = c.s
     max_it = int(ip[K.I_MAXIT])
     tol_pin = s.tol_pin
-    if s.v_limbs is None or max_it == 0 or problem.tasks \
-            or int((~problem.pinned).sum()) > LIMB_STAGE_MAX_TARGETS:
+    limbs_first = not (s.v_limbs is None or max_it == 0 or problem.tasks
+                       or int((~problem.pinned).sum()) > LIMB_STAGE_MAX_TARGETS)
+    if not limbs_first:
         r = _execute_stage(c, problem, q, state, fp, ip, task, ref_q, ref_w, want_frames, s.v)
     else:
         fp1, ip1 = fp.copy(), ip.copy()
@@ -825,12 +826,16 @@ def _execute(c: _Context, problem: IKProblem, q: np.ndarray, state: FIKState | N
                 r2 = _execute_stage(c, problem, r.q.copy(), r.state, fp, ip, task, ref_q,
                                     ref_w, want_frames, s.v)
                 r = replace(r2, iterations=r.iterations + r2.iterations, _trunk_joined=True)
-    # restoration (a second, pins-only solve) wherever a pin is off by more than tol_pin: a
-    # target out of reach, natural posing's second stage (the root and trunk moved), and also
-    # a converged solve — the loop's own tolerance is tol_position for every row, and a
-    # warm-started frame after a restored one could end converged with a pin 0.3 mm off
-    # (body95 foot drags). Usually a no-op: the hard rows keep pins within tol_pin.
-    if s.hard_pins and problem.pinned.any() and not problem.tasks:
+    # restoration (a second, pins-only solve) where a pin can be off by more than tol_pin: a
+    # target out of reach, natural posing's second stage (the root and trunk moved), and any
+    # natural posing solve — the loop's own tolerance is tol_position for every row, and a
+    # warm-started drag frame after a restored one could end converged with a pin 0.3 mm off
+    # (body95 foot drags). A no-op when the pins are within tol_pin. Not after the plain
+    # converged solves of the per-frame tracking path (prepare_problem): with many pinned
+    # sites (fingers) they end a little outside tol_pin on most frames, and restoring there
+    # cost 5-15x the frame time (animik bench ik, tracking).
+    if s.hard_pins and (not r.converged or r._trunk_joined or limbs_first) \
+            and problem.pinned.any() and not problem.tasks:
         r = _restore_pins(c, problem, task, r, tol_pin, want_frames)
     return r
 
