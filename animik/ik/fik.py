@@ -55,8 +55,8 @@ from ..errors import OptionError, ShapeError, UnknownNameError, ValueRangeError,
 from ..kinematics import FKResult, kernel_args
 from ..semantics import stiffness
 from ..skeleton import Skeleton
+from . import _bend, tuning
 from . import _fik_kernels as K
-from . import tuning
 from .common import (
     DEFAULT_TOL_POSITION,
     DEFAULT_TOL_ROTATION,
@@ -659,7 +659,7 @@ class _Context:
     :class:`PreparedFIK`, or per call of :func:`solve` from the caches)."""
 
     __slots__ = ("s", "name", "fixed", "n", "m", "k", "lay", "model", "struct",
-                 "lower", "upper", "centre", "half", "all_sites", "skel", "no_frames")
+                 "lower", "upper", "centre", "half", "all_sites", "skel", "no_frames", "chains")
 
 
 def _context(problem: IKProblem, s: _Setup, form: int) -> _Context:
@@ -677,6 +677,7 @@ def _context(problem: IKProblem, s: _Setup, form: int) -> _Context:
     c.n, c.m, c.k = skel.n_dof, problem.m, problem.k
     margs, c.lower, c.upper, c.centre, c.half, cache = _skeleton_arrays(skel)
     c.lay = lay
+    c.chains = None  # natural posing: each site's limb DoFs (_bend.limb_chains), on first use
     c.struct = c.lay.struct
     c.model = (*margs[:9], c.lay.sites, margs[9])
     all_sites = cache.get("all_sites")
@@ -806,14 +807,18 @@ def _execute(c: _Context, problem: IKProblem, q: np.ndarray, state: FIKState | N
     s = c.s
     max_it = int(ip[K.I_MAXIT])
     tol_pin = s.tol_pin
-    if s.v_limbs is None or max_it == 0 or problem.tasks \
-            or int((~problem.pinned).sum()) > LIMB_STAGE_MAX_TARGETS:
+    limbs_first = not (s.v_limbs is None or max_it == 0 or problem.tasks
+                       or int((~problem.pinned).sum()) > LIMB_STAGE_MAX_TARGETS)
+    if not limbs_first:
         r = _execute_stage(c, problem, q, state, fp, ip, task, ref_q, ref_w, want_frames, s.v)
     else:
         fp1, ip1 = fp.copy(), ip.copy()
         ip1[K.I_MAXIT] = min(LIMB_STAGE_ITERATIONS, max(1, max_it // 2))
-        r = _execute_stage(c, problem, q, state, fp1, ip1, task, ref_q, ref_w, want_frames,
-                           s.v_limbs)
+        bent = _bend_limbs(c, problem, q, task, float(fp[K.F_TOLP]))
+        if bent is not None:
+            q = bent
+        r = _execute_stage(c, problem, q, state, fp1, ip1, task, ref_q,
+                           _free_limbs(c, problem, ref_w), want_frames, s.v_limbs)
         if not r.converged:
             r = replace(r, _trunk_joined=True)
             if r.iterations < max_it:
@@ -821,13 +826,47 @@ def _execute(c: _Context, problem: IKProblem, q: np.ndarray, state: FIKState | N
                 r2 = _execute_stage(c, problem, r.q.copy(), r.state, fp, ip, task, ref_q,
                                     ref_w, want_frames, s.v)
                 r = replace(r2, iterations=r.iterations + r2.iterations, _trunk_joined=True)
-    # restoration (a second, pins-only solve) where pins can have drifted: a target out of
-    # reach, or natural posing's second stage (the root and trunk moved); elsewhere the hard
-    # rows keep them within the loop's tolerance at no extra cost
-    if s.hard_pins and (not r.converged or r._trunk_joined) and problem.pinned.any() \
-            and not problem.tasks:
+    # restoration (a second, pins-only solve) where a pin can be off by more than tol_pin: a
+    # target out of reach, natural posing's second stage (the root and trunk moved), and any
+    # natural posing solve — the loop's own tolerance is tol_position for every row, and a
+    # warm-started drag frame after a restored one could end converged with a pin 0.3 mm off
+    # (body95 foot drags). A no-op when the pins are within tol_pin. Not after the plain
+    # converged solves of the per-frame tracking path (prepare_problem): with many pinned
+    # sites (fingers) they end a little outside tol_pin on most frames, and restoring there
+    # cost 5-15x the frame time (animik bench ik, tracking).
+    if s.hard_pins and (not r.converged or r._trunk_joined or limbs_first) \
+            and problem.pinned.any() and not problem.tasks:
         r = _restore_pins(c, problem, task, r, tol_pin, want_frames)
     return r
+
+
+def _bend_limbs(c: _Context, problem: IKProblem, q: np.ndarray, task: tuple,
+                tol: float) -> np.ndarray | None:
+    """Natural posing's limbs-only stage starts with each targeted limb that rests straight on
+    a limit bent to its target's distance (:mod:`animik.ik._bend`; None: nothing to bend)."""
+    if c.chains is None:
+        c.chains = _bend.limb_chains(c.skel, problem.sites, c.s.v_limbs)
+    pos = np.empty((c.k, 3))
+    pos[c.lay.perm] = task[0]
+    return _bend.bend_straight_limbs(c.skel, q, c.lower, c.upper, c.chains, problem.sites, pos,
+                                     ~problem.pinned, tol)
+
+
+def _free_limbs(c: _Context, problem: IKProblem, ref_w: np.ndarray) -> np.ndarray:
+    """The null-space reference weights of the limbs-only stage: none on the targeted limbs.
+
+    The reference keeps the *untouched* parts where they were. On the dragged limb it pulls
+    the bend the reach needs back towards the straight start pose (a second-order pull on the
+    reach: from a straight arm, each frame undid the last frame's bend and the stage stalled),
+    so the dragged limb follows its minimum-norm steps instead."""
+    if not ref_w.any():
+        return ref_w
+    if c.chains is None:
+        c.chains = _bend.limb_chains(c.skel, problem.sites, c.s.v_limbs)
+    w = np.array(ref_w)
+    for i in np.flatnonzero(~problem.pinned):
+        w[c.chains[i]] = 0.0
+    return w
 
 
 def _restore_pins(c: _Context, problem: IKProblem, task: tuple, r: IKResult, tol_pin: float,
