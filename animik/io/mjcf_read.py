@@ -165,12 +165,14 @@ class _Ctx:
         self.meshes[name] = (file, np.ones(3) if scale is None else scale)
         self.mesh_inertia[name] = attrs.get("inertia", "legacy")
 
-    def geom_mass(self, a: dict[str, str], rot: np.ndarray, pos: np.ndarray, what: str):
-        """Mass properties of a geom in its body's frame (MuJoCo's inferred inertia)."""
+    def geom_frame(self, a: dict[str, str], rot: np.ndarray, pos: np.ndarray, what: str
+                   ) -> tuple[str, np.ndarray, np.ndarray, np.ndarray]:
+        """``(type, half sizes (3,), pos, rot)`` of a geom in its body's frame (``fromto``
+        resolved as MuJoCo does: the segment's midpoint, z along it, half its length)."""
         mesh = a.get("mesh")
         kind = a.get("type", "sphere" if mesh is None else "mesh")
         size = _floats(a.get("size"), None, f"{what} size", self.source)
-        size = np.zeros(3) if size is None else np.pad(size, (0, max(0, 3 - len(size))))
+        size = np.zeros(3) if size is None else np.pad(size, (0, max(0, 3 - len(size))))[:3]
         gpos, grot = pos + rot @ self.pos(a, what), rot @ self.orientation(a, what)
         fromto = _floats(a.get("fromto"), 6, f"{what} fromto", self.source)
         if fromto is not None and kind in ("capsule", "cylinder", "box", "ellipsoid"):
@@ -184,6 +186,12 @@ class _Ctx:
             grot = np.stack([x, np.cross(z, x), z], axis=1)
             size = size.copy()
             size[2 if kind in ("box", "ellipsoid") else 1] = half
+        return kind, size, gpos, grot
+
+    def geom_mass(self, a: dict[str, str], rot: np.ndarray, pos: np.ndarray, what: str):
+        """Mass properties of a geom in its body's frame (MuJoCo's inferred inertia)."""
+        mesh = a.get("mesh")
+        kind, size, gpos, grot = self.geom_frame(a, rot, pos, what)
         mesh_file = None
         if kind == "mesh" and mesh in self.meshes:
             file, scale = self.meshes[mesh]
@@ -441,10 +449,20 @@ def _joint(a: dict[str, str], body: str, k: int, ctx: _Ctx, warnings: list[str],
 def _geom(a: dict[str, str], body: RobotBody, ctx: _Ctx, warnings: list[str],
           rot: np.ndarray, pos: np.ndarray) -> None:
     mesh = a.get("mesh")
-    if a.get("type", "sphere" if mesh is None else "mesh") != "mesh" or mesh is None:
-        return
+    kind = a.get("type", "sphere" if mesh is None else "mesh")
     if int(float(a.get("group", "0"))) >= 3:
         return  # collision / helper geoms: MuJoCo's viewer hides groups 3-5 by default
+    if kind in ("sphere", "capsule", "cylinder", "box", "ellipsoid"):
+        what = f"geom of body {body.name!r}"
+        kind, size, gpos, grot = ctx.geom_frame(a, rot, pos, what)
+        rgba = _floats(a.get("rgba"), 4, "geom rgba", ctx.source)
+        body.geoms.append(RobotGeom(
+            a.get("name") or kind, None, gpos, grot,
+            rgba=tuple(float(x) for x in rgba) if rgba is not None else (0.5, 0.5, 0.5, 1.0),
+            kind=kind, size=size))
+        return
+    if kind != "mesh" or mesh is None:
+        return
     if mesh not in ctx.meshes:
         warnings.append(f"geom of body {body.name!r}: mesh {mesh!r} has no <mesh file> asset")
         return

@@ -6,6 +6,10 @@ trimesh), places each in world coordinates at the robot's rest pose (the bind po
 every vertex to its link's joint with one influence of weight 1 — a rigid body drawn by the
 same linear-blend skinning as a glTF character. One material per mesh colour.
 
+Primitive geoms (MJCF sphere / ellipsoid / box / cylinder / capsule of groups 0-2, URDF
+``<box> <sphere> <cylinder>`` visuals) are drawn as trimesh primitives, so a robot without
+mesh files still gets a body.
+
 Meshes that cannot be found or read are left out and listed in ``character.meta["warnings"]``
 (with the reader's own warnings); a robot without any readable mesh gets ``mesh=None`` (drawn as
 bones).
@@ -147,6 +151,25 @@ def robot_mesh(skel: Skeleton, q: np.ndarray | None = None, max_triangles: int |
         parts.append(MeshPart(n_f, len(f), colours[key]))
         n_v += len(w)
         n_f += len(f)
+    for body, _name, kind, size, gpos, grot, rgba in skel.meta.get("robot_primitives", ()):
+        got = _primitive(kind, np.asarray(size, float))
+        if got is None:
+            continue
+        v, f, fn = got
+        j = skel.joint_index(body)
+        R = world[j, :3, :3] @ np.asarray(grot).reshape(3, 3)
+        w = v @ R.T + (world[j, :3, :3] @ np.asarray(gpos) + world[j, :3, 3])
+        key = tuple(float(x) for x in rgba)
+        if key not in colours:
+            colours[key] = len(materials)
+            materials.append(Material(name=f"rgba{len(materials)}", base_color=key))
+        pos.append(w)
+        nrm.append(fn @ R.T)
+        faces.append(f + n_v)
+        joints.append(np.full(len(w), j))
+        parts.append(MeshPart(n_f, len(f), colours[key]))
+        n_v += len(w)
+        n_f += len(f)
     if not pos:
         return None, warnings
     joint_idx = np.zeros((n_v, 4), dtype=np.uint16)
@@ -158,6 +181,30 @@ def robot_mesh(skel: Skeleton, q: np.ndarray | None = None, max_triangles: int |
                        inverse_bind=np.linalg.inv(world), materials=tuple(materials),
                        parts=tuple(parts))
     return mesh, warnings
+
+
+def _primitive(kind: str, size: np.ndarray
+               ) -> tuple[np.ndarray, np.ndarray, np.ndarray] | None:
+    """``(vertices, faces, normals)`` of an MJCF primitive (half sizes) in its own frame: the
+    axis of capsules and cylinders along z, as MuJoCo's; flat normals on box faces and cylinder
+    caps (split at creases)."""
+    import trimesh.creation as tc
+
+    if kind == "sphere" and size[0] > 0:
+        m = tc.icosphere(subdivisions=3, radius=size[0])
+    elif kind == "ellipsoid" and np.all(size > 0):
+        m = tc.icosphere(subdivisions=3, radius=1.0)
+        m.vertices = np.asarray(m.vertices) * size
+    elif kind == "box" and np.all(size > 0):
+        m = tc.box(extents=2.0 * size)
+    elif kind == "cylinder" and size[0] > 0 and size[1] > 0:
+        m = tc.cylinder(radius=size[0], height=2.0 * size[1], sections=32)
+    elif kind == "capsule" and size[0] > 0:
+        m = tc.capsule(height=2.0 * size[1], radius=size[0], count=[32, 16])
+    else:
+        return None
+    return _crease_split(np.asarray(m.vertices, float), np.asarray(m.faces, np.int64),
+                         np.radians(CREASE_DEG))
 
 
 def _crease_split(v: np.ndarray, f: np.ndarray, angle: float
