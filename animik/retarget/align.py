@@ -342,12 +342,18 @@ def align(source: Skeleton, target: Skeleton, mapping: JointMapping,
             ref = UP
         # one candidate: the bone; several: the one that continues the chain (for the root:
         # only a clear continuation — hips → spine — else the character frame decides)
+        # a joint on its parent's point (H1's torso link on the pelvis) has a bone from there:
+        # measure the source's from the parent's counterpart too (the Hips, not a chest whose
+        # short vector to the shoulders tilts 10-45° forward on mocap rigs)
+        s0 = s
+        if p >= 0 and p in src_of and np.linalg.norm(Pt[j] - Pt[p]) < 1e-3 * height_t:
+            s0 = src_of[p]
         best = 0.5 if p < 0 else -np.inf
         for pt_c, ps_c in _direction_points(target, Pt, Ps, cands, src_of, tgt_roles_by_joint):
             ut = _unit(pt_c - Pt[j])[0]
             score = float(ut @ ref) if (len(cands) > 1 or p < 0) else 1.0
             if score > best:
-                best, u_t, u_s = score, ut, _unit(ps_c - Ps[s])[0]
+                best, u_t, u_s = score, ut, _unit(ps_c - Ps[s0])[0]
         if u_t is None and p < 0:
             deltas[j] = ax_t @ ax_s.T
             continue
