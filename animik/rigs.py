@@ -27,7 +27,7 @@ from .io.gltf import loads_glb
 from .io.gltf_character import has_meshes, loads_character, read_character
 from .io.mjcf_read import loads_mjcf_robot
 from .io.rigfile import loads_rig
-from .io.robot_mesh import robot_mesh
+from .io.robot_mesh import DISPLAY_TRIANGLES, robot_mesh
 from .io.urdf_read import loads_urdf_robot
 from .motion import Motion
 from .semantics.robot_sites import with_effector_sites
@@ -351,8 +351,9 @@ def load_character(spec: str | os.PathLike, base_dir: str | os.PathLike | None =
     name = src.path.stem if src.path is not None else str(spec)
     if src.kind in ("urdf", "xml", "mjcf"):
         # a robot: its link meshes rigidly skinned to the skeleton load_rig gives (with its
-        # sites and, for a URDF, its rest height); the mesh is bound at that rest pose
-        mesh, warnings = robot_mesh(src.skeleton)
+        # sites and, for a URDF, its rest height); the mesh is bound at that rest pose, merged
+        # and decimated to a display budget (robot STL soups are ~1 M vertices)
+        mesh, warnings = robot_mesh(src.skeleton, max_triangles=DISPLAY_TRIANGLES)
         warnings = [*src.skeleton.meta.get("warnings", ()), *warnings]
         return Character(src.skeleton, mesh, (), name,
                          {"source": str(src.path or spec), "messages": warnings,

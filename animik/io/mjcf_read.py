@@ -16,7 +16,9 @@ Handling of what animik does not model:
   ``<composite>`` and flex / skin elements (bodies generated at compile time).
 * ``<tendon>`` elements, a ball joint's cone ``range``, actuators and contacts are ignored; the
   first two are listed in ``skeleton.meta["warnings"]``.
-* A body without ``<inertial>`` gets no mass (MuJoCo would infer it from its geoms): warned.
+* A body without ``<inertial>`` gets the mass and inertia of its geoms, as MuJoCo's
+  ``<compiler inertiafromgeom="auto">`` (``"true"``: always, ``"false"``: never; see
+  :mod:`animik.io.geom_inertia`); one without any geom volume is massless (warned).
 * Mesh files that do not exist are dropped from the drawing and warned about.
 * Several bodies directly under ``<worldbody>`` raise :class:`RobotFileError` (animik needs one
   root).
@@ -31,6 +33,7 @@ import numpy as np
 
 from ..rotations import matrix_from_axis_angle, matrix_from_quat
 from ..skeleton import Skeleton
+from .geom_inertia import combine, geom_mass_properties
 from .robot_model import (
     RobotBody,
     RobotDescription,
@@ -102,7 +105,14 @@ class _Ctx:
         self.eulerseq = "xyz"
         self.meshdir = ""
         self.autolimits = True
+        self.inertiafromgeom = "auto"
         for c in root.iter("compiler"):
+            if c.get("inertiafromgeom") is not None:
+                v = c.get("inertiafromgeom", "auto")
+                if v not in ("auto", "true", "false"):
+                    raise RobotFileError(f"{source}: <compiler inertiafromgeom> must be auto, "
+                                         f"true or false, got {v!r}")
+                self.inertiafromgeom = v
             if c.get("angle") is not None:
                 if c.get("angle") not in ("degree", "radian"):
                     raise RobotFileError(f"{source}: <compiler angle> must be 'degree' or "
@@ -125,6 +135,7 @@ class _Ctx:
             self._read_default(d, {k: {} for k in _KINDS}, top=True)
         self.defaults.setdefault("main", {k: {} for k in _KINDS})
         self.meshes: dict[str, tuple[str, np.ndarray]] = {}
+        self.mesh_inertia: dict[str, str] = {}
         for asset in root.iter("asset"):
             for m in asset.findall("mesh"):
                 self._mesh_asset(m)
@@ -152,6 +163,46 @@ class _Ctx:
         name = attrs.get("name") or Path(file).stem
         scale = _floats(attrs.get("scale"), 3, f"mesh {name!r} scale", self.source)
         self.meshes[name] = (file, np.ones(3) if scale is None else scale)
+        self.mesh_inertia[name] = attrs.get("inertia", "legacy")
+
+    def geom_frame(self, a: dict[str, str], rot: np.ndarray, pos: np.ndarray, what: str
+                   ) -> tuple[str, np.ndarray, np.ndarray, np.ndarray]:
+        """``(type, half sizes (3,), pos, rot)`` of a geom in its body's frame (``fromto``
+        resolved as MuJoCo does: the segment's midpoint, z along it, half its length)."""
+        mesh = a.get("mesh")
+        kind = a.get("type", "sphere" if mesh is None else "mesh")
+        size = _floats(a.get("size"), None, f"{what} size", self.source)
+        size = np.zeros(3) if size is None else np.pad(size, (0, max(0, 3 - len(size))))[:3]
+        gpos, grot = pos + rot @ self.pos(a, what), rot @ self.orientation(a, what)
+        fromto = _floats(a.get("fromto"), 6, f"{what} fromto", self.source)
+        if fromto is not None and kind in ("capsule", "cylinder", "box", "ellipsoid"):
+            p0, p1 = rot @ fromto[:3] + pos, rot @ fromto[3:] + pos
+            axis = p1 - p0
+            half = float(np.linalg.norm(axis)) / 2
+            gpos = 0.5 * (p0 + p1)
+            z = axis / max(2 * half, 1e-300)
+            x = np.cross([0.0, 0.0, 1.0], z) if abs(z[2]) < 0.9 else np.cross([1.0, 0.0, 0.0], z)
+            x /= np.linalg.norm(x)
+            grot = np.stack([x, np.cross(z, x), z], axis=1)
+            size = size.copy()
+            size[2 if kind in ("box", "ellipsoid") else 1] = half
+        return kind, size, gpos, grot
+
+    def geom_mass(self, a: dict[str, str], rot: np.ndarray, pos: np.ndarray, what: str):
+        """Mass properties of a geom in its body's frame (MuJoCo's inferred inertia)."""
+        mesh = a.get("mesh")
+        kind, size, gpos, grot = self.geom_frame(a, rot, pos, what)
+        mesh_file = None
+        if kind == "mesh" and mesh in self.meshes:
+            file, scale = self.meshes[mesh]
+            path = resolve_mesh_path(file, self.folder, self.meshdir)
+            mode = self.mesh_inertia.get(mesh, "legacy")
+            mesh_file = (path, scale, mode) if path is not None else None
+        dens = _floats(a.get("density"), 1, f"{what} density", self.source)
+        m = _floats(a.get("mass"), 1, f"{what} mass", self.source)
+        return geom_mass_properties(kind, size, gpos, grot,
+                                    float(dens[0]) if dens is not None else 1000.0,
+                                    float(m[0]) if m is not None else None, mesh_file)
 
     def attrs(self, el: ET.Element, kind: str, cls: str) -> dict[str, str]:
         use = el.get("class", cls)
@@ -290,6 +341,7 @@ def _read_body(el: ET.Element, parent: str | None, frame_rot: np.ndarray, frame_
     if el.get("mocap") == "true":
         raise RobotFileError(f"{src}: mocap body {name!r} is not supported")
     has_inertial = False
+    geoms_seen: list[tuple[dict[str, str], np.ndarray, np.ndarray]] = []
     children: list[tuple[ET.Element, np.ndarray, np.ndarray, str]] = []
 
     def visit(container: ET.Element, rot: np.ndarray, pos: np.ndarray, ccls: str) -> None:
@@ -323,7 +375,9 @@ def _read_body(el: ET.Element, parent: str | None, frame_rot: np.ndarray, frame_
                 body.sites.append((sname, pos + rot @ ctx.pos(sa, f"site {sname!r}"),
                                    rot @ ctx.orientation(sa, f"site {sname!r}")))
             elif tag == "geom":
-                _geom(ctx.attrs(c, "geom", ccls), body, ctx, warnings, rot, pos)
+                ga = ctx.attrs(c, "geom", ccls)
+                _geom(ga, body, ctx, warnings, rot, pos)
+                geoms_seen.append((ga, rot, pos))
             elif tag == "body":
                 children.append((c, rot, pos, ccls))
             elif tag == "frame":
@@ -332,9 +386,24 @@ def _read_body(el: ET.Element, parent: str | None, frame_rot: np.ndarray, frame_
                       pos + rot @ ctx.pos(fa, f"{what} frame"), c.get("childclass", ccls))
 
     visit(el, np.eye(3), np.zeros(3), cls)
-    if not has_inertial:
-        warnings.append(f"body {name!r} has no <inertial>: MuJoCo infers one from its geoms, "
-                        "animik gives it no mass")
+    infer = ctx.inertiafromgeom == "true" or (ctx.inertiafromgeom == "auto" and not has_inertial)
+    geom_parts, legacy_meshes = [], []
+    for ga, rot, pos in geoms_seen if infer else ():
+        got = ctx.geom_mass(ga, rot, pos, f"geom of {what}")
+        if got is not None:
+            geom_parts.append(got)
+            m = ga.get("mesh")
+            if m is not None and ctx.mesh_inertia.get(m, "legacy") not in ("exact", "convex"):
+                legacy_meshes.append(m)
+    if geom_parts:
+        # MuJoCo's compiler: the body's inertia is the sum of its geoms' (geom_inertia)
+        body.mass, body.com, body.inertia = combine(geom_parts)
+        if legacy_meshes:
+            warnings.append(f"body {name!r}: mass inferred from mesh(es) {legacy_meshes} with "
+                            "the exact volume integrals; MuJoCo's default legacy mesh inertia "
+                            "differs on open meshes (set <mesh inertia=\"exact\">)")
+    elif not has_inertial:
+        warnings.append(f"body {name!r} has no <inertial> and no geom with volume: massless")
     out.append(body)
     for c, rot, pos, ccls in children:
         _read_body(c, name, rot, pos, ccls, out, ctx, warnings)
@@ -380,10 +449,20 @@ def _joint(a: dict[str, str], body: str, k: int, ctx: _Ctx, warnings: list[str],
 def _geom(a: dict[str, str], body: RobotBody, ctx: _Ctx, warnings: list[str],
           rot: np.ndarray, pos: np.ndarray) -> None:
     mesh = a.get("mesh")
-    if a.get("type", "sphere" if mesh is None else "mesh") != "mesh" or mesh is None:
-        return
+    kind = a.get("type", "sphere" if mesh is None else "mesh")
     if int(float(a.get("group", "0"))) >= 3:
         return  # collision / helper geoms: MuJoCo's viewer hides groups 3-5 by default
+    if kind in ("sphere", "capsule", "cylinder", "box", "ellipsoid"):
+        what = f"geom of body {body.name!r}"
+        kind, size, gpos, grot = ctx.geom_frame(a, rot, pos, what)
+        rgba = _floats(a.get("rgba"), 4, "geom rgba", ctx.source)
+        body.geoms.append(RobotGeom(
+            a.get("name") or kind, None, gpos, grot,
+            rgba=tuple(float(x) for x in rgba) if rgba is not None else (0.5, 0.5, 0.5, 1.0),
+            kind=kind, size=size))
+        return
+    if kind != "mesh" or mesh is None:
+        return
     if mesh not in ctx.meshes:
         warnings.append(f"geom of body {body.name!r}: mesh {mesh!r} has no <mesh file> asset")
         return

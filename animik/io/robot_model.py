@@ -63,7 +63,9 @@ class RobotJoint:
 @dataclass
 class RobotGeom:
     """A mesh drawn with a body: ``file`` (None when it could not be found), pose in the body
-    frame, per-axis ``scale``, colour ``rgba``."""
+    frame, per-axis ``scale``, colour ``rgba``; or a primitive (``kind`` sphere, box, capsule,
+    cylinder, ellipsoid with MJCF half-``size`` (3,), ``file`` None), listed apart in
+    ``meta["robot_primitives"]``."""
 
     name: str
     file: Path | None
@@ -71,6 +73,8 @@ class RobotGeom:
     rot: np.ndarray
     scale: np.ndarray = field(default_factory=lambda: np.ones(3))
     rgba: tuple[float, float, float, float] = (0.7, 0.7, 0.72, 1.0)
+    kind: str = "mesh"
+    size: np.ndarray = field(default_factory=lambda: np.zeros(3))
 
 
 @dataclass
@@ -148,7 +152,7 @@ def robot_skeleton(desc: RobotDescription) -> Skeleton:
                                               rot @ b.inertia @ rot.T)
             for g in b.geoms:
                 geoms[parent].append(RobotGeom(g.name, g.file, pos + rot @ g.pos, rot @ g.rot,
-                                               g.scale, g.rgba))
+                                               g.scale, g.rgba, g.kind, g.size))
             continue
         kept.append(b)
         parent_of[b.name] = parent
@@ -230,7 +234,12 @@ def robot_skeleton(desc: RobotDescription) -> Skeleton:
             (b.name, g.name, str(g.file) if g.file is not None else "", tuple(g.pos.tolist()),
              tuple(np.asarray(g.rot).ravel().tolist()), tuple(np.asarray(g.scale).tolist()),
              tuple(g.rgba))
-            for b in kept for g in geoms[b.name]),
+            for b in kept for g in geoms[b.name] if g.kind == "mesh"),
+        # (body, name, kind, half sizes, pos, rot (9,), rgba) in the body frame
+        "robot_primitives": tuple(
+            (b.name, g.name, g.kind, tuple(np.asarray(g.size, float).tolist()),
+             tuple(g.pos.tolist()), tuple(np.asarray(g.rot).ravel().tolist()), tuple(g.rgba))
+            for b in kept for g in geoms[b.name] if g.kind != "mesh"),
     }
     try:
         return Skeleton.from_joints(desc.name, joints, sites, meta=meta)

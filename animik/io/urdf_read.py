@@ -229,6 +229,13 @@ def _visuals(ln: ET.Element, body: RobotBody, source: str, folder: Path | None,
     for k, vis in enumerate(ln.findall("visual")):
         g = vis.find("geometry")
         mesh = g.find("mesh") if g is not None else None
+        prim = _primitive(g, body.name, source) if g is not None and mesh is None else None
+        if prim is not None:
+            rot, pos = _origin(vis, f"link {body.name!r} visual", source)
+            body.geoms.append(RobotGeom(vis.get("name") or f"{body.name}_visual{k}", None, pos,
+                                        rot, rgba=_rgba(vis, source), kind=prim[0],
+                                        size=prim[1]))
+            continue
         if mesh is None or not mesh.get("filename"):
             continue
         fname = mesh.get("filename", "")
@@ -240,14 +247,35 @@ def _visuals(ln: ET.Element, body: RobotBody, source: str, folder: Path | None,
                             "without it")
         rot, pos = _origin(vis, f"link {body.name!r} visual", source)
         scale = _floats(mesh.get("scale"), 3, f"link {body.name!r} mesh scale", source, 1.0)
-        rgba = (0.7, 0.7, 0.72, 1.0)
-        mat = vis.find("material")
-        col = mat.find("color") if mat is not None else None
-        if col is not None and col.get("rgba"):
-            c = _floats(col.get("rgba"), 4, "material color", source)
-            rgba = tuple(float(x) for x in c)
         body.geoms.append(RobotGeom(vis.get("name") or f"{body.name}_visual{k}", path, pos, rot,
-                                    scale, rgba))
+                                    scale, _rgba(vis, source)))
+
+
+def _rgba(vis: ET.Element, source: str) -> tuple[float, float, float, float]:
+    mat = vis.find("material")
+    col = mat.find("color") if mat is not None else None
+    if col is not None and col.get("rgba"):
+        c = _floats(col.get("rgba"), 4, "material color", source)
+        return tuple(float(x) for x in c)
+    return (0.7, 0.7, 0.72, 1.0)
+
+
+def _primitive(g: ET.Element, link: str, source: str) -> tuple[str, np.ndarray] | None:
+    """``(kind, MJCF half sizes)`` of a URDF ``<box size>``, ``<sphere radius>``,
+    ``<cylinder radius length>`` or ``<capsule radius length>`` (the length along z)."""
+    what = f"link {link!r} visual"
+    for kind in ("box", "sphere", "cylinder", "capsule"):
+        e = g.find(kind)
+        if e is None:
+            continue
+        if kind == "box":
+            return kind, 0.5 * _floats(e.get("size"), 3, f"{what} box size", source)
+        r = float(_floats(e.get("radius"), 1, f"{what} {kind} radius", source)[0])
+        if kind == "sphere":
+            return kind, np.array([r, 0.0, 0.0])
+        length = float(_floats(e.get("length"), 1, f"{what} {kind} length", source)[0])
+        return kind, np.array([r, 0.5 * length, 0.0])
+    return None
 
 
 def loads_urdf_robot(data: bytes, source: str = "<urdf>", folder: Path | None = None,

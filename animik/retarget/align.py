@@ -253,6 +253,32 @@ def _first_paired_below(skel: Skeleton, j: int, paired: set[int]) -> list[int]:
     return sorted(out)
 
 
+def _direction_points(target: Skeleton, Pt: np.ndarray, Ps: np.ndarray, cands: list[int],
+                      src_of: dict[int, int], roles_by_joint) -> list[tuple[np.ndarray, np.ndarray]]:
+    """Points ``(target, source)`` a joint's bone may point to: each candidate, except that a
+    left / right pair of candidates with mirrored roles (both upper arms, both thighs) counts
+    as one point, their midpoint. A trunk joint whose only paired branches are the arms (a
+    robot torso without a head link, H1's pelvis whose torso link coincides with it) would
+    otherwise take the bone to ONE shoulder, whose rest direction differs between skeletons
+    (a 60° diagonal on H1, near-lateral on a mocap chest): the desired trunk then rolls by the
+    difference (40° on H1, feet and head targets out of reach of the reference pose)."""
+    by_role = {roles_by_joint.get(target.joint_names[c], ""): c for c in cands}
+    out, used = [], set()
+    for c in cands:
+        role = roles_by_joint.get(target.joint_names[c], "")
+        if c in used:
+            continue
+        if role[:2] in ("l_", "r_"):
+            mate = by_role.get(("r_" if role[0] == "l" else "l_") + role[2:])
+            if mate is not None and mate != c:
+                used.update((c, mate))
+                out.append((0.5 * (Pt[c] + Pt[mate]),
+                            0.5 * (Ps[src_of[c]] + Ps[src_of[mate]])))
+                continue
+        out.append((Pt[c], Ps[src_of[c]]))
+    return out
+
+
 def _is_ancestor(skel: Skeleton, a: int, b: int) -> bool:
     return bool(skel.joint_ancestor_mask[b, a])
 
@@ -316,12 +342,18 @@ def align(source: Skeleton, target: Skeleton, mapping: JointMapping,
             ref = UP
         # one candidate: the bone; several: the one that continues the chain (for the root:
         # only a clear continuation — hips → spine — else the character frame decides)
+        # a joint on its parent's point (H1's torso link on the pelvis) has a bone from there:
+        # measure the source's from the parent's counterpart too (the Hips, not a chest whose
+        # short vector to the shoulders tilts 10-45° forward on mocap rigs)
+        s0 = s
+        if p >= 0 and p in src_of and np.linalg.norm(Pt[j] - Pt[p]) < 1e-3 * height_t:
+            s0 = src_of[p]
         best = 0.5 if p < 0 else -np.inf
-        for c in cands:
-            ut = _unit(Pt[c] - Pt[j])[0]
+        for pt_c, ps_c in _direction_points(target, Pt, Ps, cands, src_of, tgt_roles_by_joint):
+            ut = _unit(pt_c - Pt[j])[0]
             score = float(ut @ ref) if (len(cands) > 1 or p < 0) else 1.0
             if score > best:
-                best, u_t, u_s = score, ut, _unit(Ps[src_of[c]] - Ps[s])[0]
+                best, u_t, u_s = score, ut, _unit(ps_c - Ps[s0])[0]
         if u_t is None and p < 0:
             deltas[j] = ax_t @ ax_s.T
             continue

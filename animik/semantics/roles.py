@@ -322,6 +322,7 @@ def classify_joints(skel: Skeleton, pose: np.ndarray | None = None,
         method[role] = how
 
     # sided limb roles: the shallowest candidate wins
+    robot_runs: set[int] = set()
     for side in SIDES:
         by_kind: dict[str, list[int]] = {}
         for j, (k, s, _) in kinds.items():
@@ -340,6 +341,10 @@ def classify_joints(skel: Skeleton, pose: np.ndarray | None = None,
             cands = sorted(by_kind.get(k, []), key=lambda j: depth[j])
             if cands:
                 put(f"{side}_{k}", _last_of_robot_run(skel, cands))
+                # a robot's run of 1-DoF links (shoulder pitch -> roll -> yaw) is the one
+                # segment its name says: topology must not give the stages above another role
+                # (H1's shoulder_pitch_link taken as a clavicle froze its shoulder pitch)
+                robot_runs.update(j for j in cands if _is_robot_name(names[j]))
         for j, (k, s, seg) in sorted(kinds.items(), key=lambda kv: depth[kv[0]]):
             if s == side and k.startswith("finger:"):
                 put(f"{side}_{k.split(':')[1]}{seg}", j)
@@ -363,7 +368,8 @@ def classify_joints(skel: Skeleton, pose: np.ndarray | None = None,
                                     "head", "l_hand", "r_hand", "l_foot", "r_foot")):
         geo = topology_roles(skel, pose)
         for role, j in geo.items():
-            if role not in found and j not in found.values() and j not in ignored:
+            if role not in found and j not in found.values() and j not in ignored \
+                    and j not in robot_runs:
                 put(role, j, "topology")
     # spine and neck chains: the path from the hips to the head, split at the first neck joint
     spine: list[int] = []
