@@ -16,7 +16,7 @@ import numpy as np
 from ..anim import clip_from_motion
 from ..bodies import generated_body
 from ..character import Character, SkinnedMesh
-from ..io.robot_mesh import robot_mesh
+from ..io.robot_mesh import DISPLAY_TRIANGLES, robot_mesh
 from ..motion import Motion
 from ..rigs import is_builtin, load_character, resolve_rig
 from ..scene import Scene, SceneTarget, load_scene, save_scene
@@ -74,7 +74,8 @@ def _character_mesh(rig: str, skel: Skeleton) -> SkinnedMesh | None:
     suffix = Path(rig).suffix.lower()
     if suffix[1:] in ROBOT_KINDS:
         try:
-            mesh = robot_mesh(skel)[0]  # the scene's skeleton is the robot file's
+            # the scene's skeleton is the robot file's
+            mesh = robot_mesh(skel, max_triangles=DISPLAY_TRIANGLES)[0]
         except (*USER_ERRORS, KeyError):
             return None
         return mesh
@@ -183,7 +184,8 @@ def open_document(target: str | Path | None) -> tuple[Document, Path | None, Map
     src = resolve_rig(spec)  # one resolver (animik.rigs); RigNotFoundError lists the rigs
     if src.motion is not None:
         return bvh_document(src.path, src.motion), None, None
-    mesh = robot_mesh(src.skeleton)[0] if src.kind in ROBOT_KINDS else None  # its link meshes
+    mesh = (robot_mesh(src.skeleton, max_triangles=DISPLAY_TRIANGLES)[0]  # its link meshes
+            if src.kind in ROBOT_KINDS else None)
     return with_body(Document.new(src.skeleton, str(src.path) if src.path else spec,
                                   name=src.skeleton.name,
                                   solver=SolverSettings(default_solver(), 20, {}),
