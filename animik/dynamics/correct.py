@@ -45,6 +45,7 @@ from ..kinematics import forward_kinematics
 from ..motion import Motion
 from ..semantics.contacts import ContactParams
 from . import _support
+from ._savgol import savgol_matrix, window_frames
 from .clip import ClipFeasibility, check_clip
 from .contacts import ContactModel, contact_model_for_clip
 from .filter import DynamicsFilter, FilterOptions, _area_skate
@@ -116,24 +117,10 @@ class CorrectionResult:
 def savgol_operator(T: int, fps: float, window: float, deriv: int, order: int = 3) -> sp.csr_matrix:
     """The ``(T, T)`` sparse matrix of :func:`animik.dynamics.clip.clip_states`'s
     Savitzky-Golay derivative (same window rule, ``mode="interp"``): ``D q == savgol(q)``."""
-    n = max(int(round(window * fps)) | 1, order + 2 | 1)
-    n = min(n, T if T % 2 else T - 1)
+    n = window_frames(T, fps, window, order)
     if n <= order:
         raise FeasibilityError(f"the clip is too short ({T} frames) for the filter")
-    # Lazy for the reason given in clip.clip_states (scipy.signal costs ~1.7 s to import).
-    from scipy.signal import savgol_filter
-
-    blocks = []
-    for s in range(0, T, 512):
-        e = min(T, s + 512)
-        eye = np.zeros((T, e - s))
-        eye[np.arange(s, e), np.arange(e - s)] = 1.0
-        blocks.append(sp.csc_matrix(savgol_filter(eye, n, order, deriv=deriv, delta=1.0 / fps,
-                                                  axis=0, mode="interp")))
-    D = sp.hstack(blocks).tocsr()
-    D.data[np.abs(D.data) < 1e-12 * np.abs(D.data).max()] = 0.0
-    D.eliminate_zeros()
-    return D
+    return savgol_matrix(T, n, order, deriv, 1.0 / fps)
 
 
 def _modes(filt: DynamicsFilter, root_slides: np.ndarray, upper: np.ndarray) -> np.ndarray:
