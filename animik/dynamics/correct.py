@@ -390,7 +390,7 @@ def _qp_step(filt, chk, q, motion, slides, upper, ops, R, mu_in, dirs, weight, m
     import osqp
 
     prob = osqp.OSQP()
-    prob.setup(P, np.zeros(nx + Rn), A, lo, hi, verbose=False, eps_abs=1e-4, eps_rel=1e-4,
+    prob.setup(P, np.zeros(nx + Rn), A, lo, hi, verbose=False, eps_abs=1e-3, eps_rel=1e-3,
                max_iter=4000, polishing=True)
     res = prob.solve(raise_error=False)
     if res.x is None or not np.isfinite(res.x[:nx]).all():
