@@ -399,3 +399,36 @@ def filter_terms(q, qd, g, parents, offsets, rest_rots, dof_start, dof_type, dof
         for r in range(6):
             Aw[r, k] = IC[j, r, 0] * s[0] + IC[j, r, 1] * s[1] + IC[j, r, 2] * s[2] \
                 + IC[j, r, 3] * s[3] + IC[j, r, 4] * s[4] + IC[j, r, 5] * s[5]
+
+
+@nb.njit(**_JIT)
+def filter_terms_batch(Q, QD, QDD, g, parents, offsets, rest_rots, dof_start, dof_type, dof_axis,
+                       dof_joint, masses, coms, inertias, W, Aw_out, S_out):
+    """:func:`filter_terms` over a batch of states ``Q, QD, QDD (N, n)`` in one call (the clip
+    filter's linearisation; a Python loop of single calls cost ~35 us each in overhead).
+
+    Outputs: the root wrench ``W (N, 6) = Aw qdd + bias``; when ``Aw_out`` has ``N`` rows
+    (else 0), also ``Aw_out (N, 6, n)`` and the DoF axes ``S_out (N, n, 6)``.
+    """
+    N, n = Q.shape
+    J = parents.shape[0]
+    Rw = np.empty((J, 3, 3))
+    pw = np.empty((J, 3))
+    S = np.empty((n, 6))
+    V = np.empty((J, 6))
+    A0 = np.empty((J, 6))
+    IC = np.empty((J, 6, 6))
+    Aw = np.empty((6, n))
+    bias = np.empty(6)
+    full = Aw_out.shape[0] == N
+    for t in range(N):
+        filter_terms(Q[t], QD[t], g, parents, offsets, rest_rots, dof_start, dof_type, dof_axis,
+                     dof_joint, masses, coms, inertias, Rw, pw, S, V, A0, IC, Aw, bias)
+        for r in range(6):
+            acc = bias[r]
+            for k in range(n):
+                acc += Aw[r, k] * QDD[t, k]
+            W[t, r] = acc
+        if full:
+            Aw_out[t] = Aw
+            S_out[t] = S

@@ -601,3 +601,22 @@ def _report(inp: Motion, out: Motion, ref_q: np.ndarray, flags: np.ndarray,
     }
 
 
+
+
+def terms_batch(filt: DynamicsFilter, q: np.ndarray, qd: np.ndarray, qdd: np.ndarray,
+                full: bool = False) -> tuple[np.ndarray, np.ndarray | None, np.ndarray | None]:
+    """:meth:`DynamicsFilter.terms` over states ``(N, n)`` in one numba call.
+
+    Returns:
+        ``W (N, 6)`` the root wrench ``Aw qdd + bias``; with ``full``, also ``Aw (N, 6, n)``
+        and the DoF axes ``S (N, n, 6)`` (else ``None``).
+    """
+    par, off, rr, ds, dt, dax, m, c, ine = filt._args
+    q, qd, qdd = (np.ascontiguousarray(a, dtype=float) for a in (q, qd, qdd))
+    N, n = q.shape
+    W = np.empty((N, 6))
+    Aw = np.empty((N if full else 0, 6, n))
+    S = np.empty((N if full else 0, n, 6))
+    K.filter_terms_batch(q, qd, qdd, filt.g, par, off, rr, ds, dt, dax, filt._dof_joint, m, c,
+                         ine, W, Aw, S)
+    return W, (Aw if full else None), (S if full else None)

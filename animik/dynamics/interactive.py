@@ -42,10 +42,11 @@ import numpy as np
 
 from ..errors import AnimikError
 from ..skeleton import Skeleton
+from . import _kernels as K
 from . import _support
 from .contacts import ContactModel, contact_model
-from .inverse import GRAVITY, com
-from .zmp import ContactCheck, check_contacts, check_mu
+from .inverse import GRAVITY, com, model_args
+from .zmp import ContactCheck, check_contacts, check_mu, evaluate_wrench
 
 
 class BalanceOptionsError(AnimikError, ValueError):
@@ -202,11 +203,13 @@ class BalanceFilter:
     contacts: ContactModel | None = None
     _hist: list = field(default_factory=list)  # the last two output poses
     _chist: list = field(default_factory=list)  # and their centres of mass
+    _pts_cache: tuple | None = None  # (q, contact points) of the last pose asked about
 
     def __post_init__(self) -> None:
         self.options = self.options.checked()
         if self.contacts is None:
             self.contacts = contact_model(self.skeleton)  # raises ContactGeometryError
+        self._g = np.array(GRAVITY, dtype=float)
 
     def reset(self, q: np.ndarray | None = None) -> None:
         """Forget the history (the next pose starts at rest), or start it at rest at ``q``."""
@@ -236,24 +239,55 @@ class BalanceFilter:
         qdd = (P[-1] - 2 * P[-2] + P[-3]) / (h * h) if len(P) >= 3 else np.zeros_like(q)
         return qd, qdd
 
+    def _points(self, q: np.ndarray) -> np.ndarray:
+        """World contact points ``(P, 3)`` at ``q``; the last pose's are kept (a step asks for
+        them up to three times per pose: contact flags, check, support polygon)."""
+        last = self._pts_cache
+        if last is not None and last[0].shape == q.shape and np.array_equal(last[0], q):
+            return last[1]
+        pts = self.contacts.points(self.skeleton, q)
+        self._pts_cache = (np.array(q, dtype=float), pts)
+        return pts
+
     def active(self, q: np.ndarray) -> np.ndarray:
         """``(A,)`` contact areas whose lowest point touches the floor at ``q``."""
         cm = self.contacts
-        pts = cm.points(self.skeleton, q)
-        low = np.array([pts[cm.point_area == a, 2].min() for a in range(cm.n_areas)])
+        pts = self._points(np.asarray(q, dtype=float))
+        low = np.full(cm.n_areas, np.inf)
+        np.minimum.at(low, cm.point_area, pts[:, 2])
         return low < self.options.floor + self.options.contact_height
 
     def polygon(self, q: np.ndarray, active: np.ndarray) -> np.ndarray:
-        from .zmp import support_polygon
-
-        return support_polygon(self.skeleton, q, active, self.contacts)
+        """Support polygon ``(k, 2)`` of the ``active`` areas at ``q`` (as
+        :func:`animik.dynamics.zmp.support_polygon`)."""
+        cm = self.contacts
+        pts = self._points(np.asarray(q, dtype=float))[None]
+        poly = np.empty((1, pts.shape[1], 2))
+        nv = np.zeros(1, dtype=np.int64)
+        act = np.ascontiguousarray(np.asarray(active, dtype=bool)[None])
+        _support.margins_batch(np.ascontiguousarray(pts), cm.point_area, act, np.full(1, np.nan),
+                               np.full(1, np.nan), poly, nv, np.empty(1), np.empty((1, 2)))
+        return poly[0, :nv[0]].copy()
 
     def check(self, q: np.ndarray, h: float) -> ContactCheck:
-        """Seed D's three checks of ``q`` after the history (full inverse dynamics)."""
+        """Seed D's three checks of ``q`` after the history (full inverse dynamics; equal to
+        :func:`animik.dynamics.zmp.check_contacts`, without its per-call validation and with
+        one forward-kinematics pass for the contact points: the live filter's budget is ~2 ms
+        a frame and calls this 2-5 times)."""
+        skel = self.skeleton
+        q = np.ascontiguousarray(skel.check_q(q), dtype=float)
         qd, qdd = self.states(q, h)
         o = self.options
-        return check_contacts(self.skeleton, q, qd, qdd, self.active(q), mu=o.mu, floor=o.floor,
-                              contacts=self.contacts)
+        args = model_args(skel)
+        tau, wrench = np.empty((1, skel.n_dof)), np.empty((1, 6))
+        K.rnea_batch(q[None], np.ascontiguousarray(qd)[None], np.ascontiguousarray(qdd)[None],
+                     self._g, *args, tau, wrench)
+        mom = np.empty((1, 12))
+        K.momentum_batch(q[None], np.zeros((1, skel.n_dof)), *args, mom)
+        act = self.active(q)
+        out = evaluate_wrench(skel, wrench, self._points(q)[None], act[None], mom[:, :3], o.mu,
+                              o.floor, contacts=self.contacts)
+        return ContactCheck(*[a.reshape(a.shape[1:]) for a in out])
 
     def _omega(self, c: np.ndarray) -> float:
         return math.sqrt(-GRAVITY[2] / max(float(c[2]) - self.options.floor, 0.05))

@@ -115,3 +115,36 @@ def test_commands_reject_bad_input(tmp_path):
     biped = animik.load_rig("biped12")
     write_bvh_compatible(Motion(biped, np.tile(biped.rest_q, (20, 1)), 30.0), bvh)
     assert main(["feasibility", str(bvh), "--model", "body95"]) == 3
+
+
+def test_own_savgol_equals_scipy_savgol_filter():
+    """The banded operator (animik/dynamics/_savgol.py) against scipy.signal.savgol_filter
+    (mode="interp"), for windows from short to the whole clip and derivatives 0-2."""
+    from scipy.signal import savgol_filter
+
+    from animik.dynamics._savgol import savgol_apply
+
+    rng = np.random.default_rng(3)
+    for T, n in ((50, 7), (9, 9), (301, 13), (11, 5)):
+        q = np.cumsum(rng.normal(size=(T, 4)), axis=0)
+        for d in range(3):
+            ref = savgol_filter(q, n, 3, deriv=d, delta=1 / 60, axis=0, mode="interp")
+            got = savgol_apply(q, n, 3, d, 1 / 60)
+            assert np.abs(got - ref).max() < 1e-10 * max(1.0, np.abs(ref).max())
+
+
+def test_terms_batch_equals_single_frame_terms():
+    """The clip filter's batched wrench pass equals DynamicsFilter.terms frame by frame."""
+    from animik.dynamics.filter import DynamicsFilter, terms_batch
+
+    skel = animik.load_rig("body95")
+    rng = np.random.default_rng(5)
+    q = skel.rest_q + 0.2 * rng.normal(size=(4, skel.n_dof))
+    qd, qdd = rng.normal(size=(2, 4, skel.n_dof))
+    filt = DynamicsFilter(skel)
+    W, Aw, S = terms_batch(filt, q, qd, qdd, full=True)
+    for t in range(4):
+        filt.terms(q[t], qd[t])
+        assert np.allclose(Aw[t], filt.Aw, rtol=0, atol=1e-12)
+        assert np.allclose(S[t], filt.S, rtol=0, atol=1e-12)
+        assert np.allclose(W[t], filt.Aw @ qdd[t] + filt.bias, rtol=1e-12, atol=1e-9)

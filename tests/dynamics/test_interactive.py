@@ -152,3 +152,27 @@ def test_bad_options_raise(body):
         feasible_clip_poses(body, np.zeros((3, body.n_dof)), 0.0)
     with pytest.raises(BalanceOptionsError):
         feasible_clip_poses(body, np.zeros(body.n_dof), 30.0)
+
+
+def test_filter_check_and_polygon_equal_the_public_functions(body):
+    """BalanceFilter.check / .polygon (the live filter's fast path: kernels called directly,
+    contact points computed once per pose) equal check_contacts / support_polygon."""
+    from animik.dynamics import support_polygon
+
+    rng = np.random.default_rng(2)
+    q0 = body.rest_q.copy()
+    filt = BalanceFilter(body)
+    filt.reset(q0)
+    h = 1 / FPS
+    for _ in range(3):
+        q = q0 + 0.02 * rng.normal(size=body.n_dof)
+        chk = filt.check(q, h)
+        qd, qdd = filt.states(q, h)
+        ref = check_contacts(body, q, qd, qdd, chk.in_contact, mu=filt.options.mu,
+                             floor=filt.options.floor)
+        for a, b in zip(chk, ref, strict=True):
+            assert np.shape(a) == np.shape(b)
+            assert np.allclose(a, b, rtol=1e-12, atol=1e-9, equal_nan=True)
+        poly = filt.polygon(q, chk.in_contact)
+        assert np.allclose(poly, support_polygon(body, q, chk.in_contact))
+        filt.push(q)
