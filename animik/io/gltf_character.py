@@ -374,16 +374,7 @@ def _read(gltf: dict, buffers: list[bytes], src: str, folder: Path | None, stem:
         if n >= 0:
             p = up(n)
             jparent[k] = pos_of[p] if p is not None else (0 if synthetic_root else -1)
-    names: list[str] = []
-    used: set[str] = set()
-    for n in order:
-        base = "root" if n < 0 else str(nodes[n].get("name") or f"node{n}")
-        nm, c = base, 1
-        while nm in used:
-            c += 1
-            nm = f"{base}_{c}"
-        used.add(nm)
-        names.append(nm)
+    names = list(_joint_names(nodes, tuple(order)))
 
     # --- bind frames (glTF world) and their rigid parts
     bind = np.tile(np.eye(4), (J, 1, 1))

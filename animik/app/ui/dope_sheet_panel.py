@@ -32,11 +32,10 @@ from .timeline_panel import (
     RULER_BG,
     TARGET,
     TEXT,
-    TICK_MINOR,
     WHOLE,
     _diamond,
-    _tick_step,
     _u32,
+    draw_frame_ruler,
 )
 
 RULER_H = 20.0
@@ -161,17 +160,9 @@ def _sheet(state: AppState) -> None:
             dl.add_rect((p0.x + 1, y - ROW_H / 2), (p0.x + LABEL_W - 4, y + ROW_H / 2), JOINT)
     fps = tl.clip_fps(clip)
     ppf = (view.x1 - view.x0) / max((t1 - t0) * fps, 1e-9)
-    step, minor = _tick_step(ppf, 48.0), _tick_step(ppf, 8.0)
     f0, f1 = int(np.floor(t0 * fps)), int(np.ceil(t1 * fps))
     dl.push_clip_rect((view.x0 - 4, p0.y), (view.x1 + 4, p0.y + h), True)
-    if minor < step:
-        for f in range(f0 - f0 % minor, f1 + 1, minor):
-            x = view.x_of(f / fps)
-            dl.add_line((x, p0.y + RULER_H - 5), (x, p0.y + RULER_H), TICK_MINOR)
-    for f in range(f0 - f0 % step, f1 + 1, step):
-        x = view.x_of(f / fps)
-        dl.add_line((x, p0.y + RULER_H - 9), (x, view.bottom), TICK_MINOR)
-        dl.add_text((x + 3, p0.y + 2), TEXT, str(f))
+    draw_frame_ruler(dl, view.x_of, fps, f0, f1, ppf, p0.y, view.bottom)
     end = tl.clip_end(clip)
     for a, b in ((t0, 0.0), (end, t1)):  # outside the clip: shaded
         if b > a:

@@ -288,6 +288,21 @@ def _tick_step(px_per_frame: float, min_px: float) -> int:
     return 30000
 
 
+def draw_frame_ruler(dl, x_of, fps: float, f0: int, f1: int, px_per_frame: float, top: float,
+                     bottom: float) -> None:
+    """Frames ``f0..f1`` on a ruler at ``top``: labelled ticks at least 48 px apart (their lines
+    down to ``bottom``) and minor ticks between (the timeline's and the dope sheet's)."""
+    step, minor = _tick_step(px_per_frame, 48.0), _tick_step(px_per_frame, 8.0)
+    if minor < step:
+        for f in range(f0 - f0 % minor, f1 + 1, minor):
+            x = x_of(f / fps)
+            dl.add_line((x, top + RULER_H - 5), (x, top + RULER_H), TICK_MINOR)
+    for f in range(f0 - f0 % step, f1 + 1, step):
+        x = x_of(f / fps)
+        dl.add_line((x, top + RULER_H - 9), (x, bottom), TICK_MINOR)
+        dl.add_text((x + 3, top + 2), TEXT, str(f))
+
+
 def _tracks(state: AppState) -> None:
     clip = state.doc.current_clip
     rows = _rows(state)
@@ -315,20 +330,11 @@ def _tracks(state: AppState) -> None:
     # frame ruler: labelled ticks at least 48 px apart, minor ticks between
     n = tl.last_frame(clip)
     ppf = (view.x1 - view.x0) / max((end - start) * fps, 1e-9)
-    step = _tick_step(ppf, 48.0)
-    minor = _tick_step(ppf, 8.0)
     f0 = max(int(np.floor(start * fps)), 0)
     f1 = min(int(np.ceil(end * fps)), n)
     dl.add_text((p0.x + 6, p0.y + 2), TEXT, "frame")
     dl.push_clip_rect((view.x0 - 8, p0.y), (view.x1 + 12, p0.y + h), True)
-    if minor < step:
-        for f in range(f0 - f0 % minor, f1 + 1, minor):
-            x = view.x_of(f / fps)
-            dl.add_line((x, p0.y + RULER_H - 5), (x, p0.y + RULER_H), TICK_MINOR)
-    for f in range(f0 - f0 % step, f1 + 1, step):
-        x = view.x_of(f / fps)
-        dl.add_line((x, p0.y + RULER_H - 9), (x, p0.y + h), TICK_MINOR)
-        dl.add_text((x + 3, p0.y + 2), TEXT, str(f))
+    draw_frame_ruler(dl, view.x_of, fps, f0, f1, ppf, p0.y, p0.y + h)
     if clip is not None:
         m = tl.marks(clip)
         y_all = view.rows[0][1]
