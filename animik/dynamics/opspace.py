@@ -45,15 +45,22 @@ def point_jacobian(skel: Skeleton, q: Any, joints: Any, points: Any = None,
     Raises:
         ShapeError: bad shapes; UnknownNameError: unknown joint name.
     """
+    q, js, pts = _checked(skel, q, joints, points, "point_jacobian")
+    Rw, pw, S, _ = _axes_and_mass(skel, q)
+    return _jacobian(skel, Rw, pw, S, js, pts, angular)
+
+
+def _checked(skel: Skeleton, q: Any, joints: Any, points: Any, what: str):
+    """``(q (n_dof,), joint indices, points (k, 3))`` validated for :func:`point_jacobian` /
+    :func:`inverse_inertia` (``what`` names the caller in messages)."""
     q = skel.check_q(q)
     if q.ndim != 1:
-        raise ShapeError(f"point_jacobian takes one pose (n_dof,), got shape {q.shape}")
+        raise ShapeError(f"{what} takes one pose (n_dof,), got shape {q.shape}")
     js = [skel.joint_index(j) if isinstance(j, str) else int(j) for j in np.atleast_1d(joints)]
     pts = np.zeros((len(js), 3)) if points is None else np.asarray(points, dtype=float)
     if pts.shape != (len(js), 3) or not np.isfinite(pts).all():
         raise ShapeError(f"points must be ({len(js)}, 3) finite metres, got shape {pts.shape}")
-    Rw, pw, S, _ = _axes_and_mass(skel, q)
-    return _jacobian(skel, Rw, pw, S, js, pts, angular)
+    return q, js, pts
 
 
 def _jacobian(skel, Rw, pw, S, js, pts, angular) -> np.ndarray:
@@ -76,13 +83,7 @@ def inverse_inertia(skel: Skeleton, q: Any, joints: Any, points: Any = None,
     ``M`` is factored by Cholesky; a skeleton with massless moving DoFs has a singular ``M``
     and raises ``numpy.linalg.LinAlgError`` (give such segments a mass).
     """
-    q = skel.check_q(q)
-    if q.ndim != 1:
-        raise ShapeError(f"inverse_inertia takes one pose (n_dof,), got shape {q.shape}")
-    js = [skel.joint_index(j) if isinstance(j, str) else int(j) for j in np.atleast_1d(joints)]
-    pts = np.zeros((len(js), 3)) if points is None else np.asarray(points, dtype=float)
-    if pts.shape != (len(js), 3) or not np.isfinite(pts).all():
-        raise ShapeError(f"points must be ({len(js)}, 3) finite metres, got shape {pts.shape}")
+    q, js, pts = _checked(skel, q, joints, points, "inverse_inertia")
     Rw, pw, S, M = _axes_and_mass(skel, q)
     Jp = _jacobian(skel, Rw, pw, S, js, pts, angular)
     cf = sla.cho_factor(M, lower=True)
