@@ -95,3 +95,43 @@ def test_timeline_marks_and_make_feasible(app):  # noqa: F811
     for s in ("l_foot", "r_foot"):
         i = st.skeleton.site_index(s)
         assert np.abs(a.site_positions[:, i] - b.site_positions[:, i]).max() < 2e-3
+
+
+def _keyed_lean(app):  # noqa: F811
+    st = app.state
+    key_pose(st)
+    set_time(st, 0.5)
+    _drag_hand(app, frames=20, hold=5)
+    key_pose(st)
+    return st
+
+
+def test_make_feasible_runs_in_the_background(app):  # noqa: F811
+    """The app's button: the filter runs in a worker thread while frames keep drawing; the new
+    clip lands on the UI thread's poll as one undo step after the user's clip, which is kept."""
+    st = _keyed_lean(app)
+    clip = st.doc.current_clip
+    n_clips = len(st.doc.clips)
+    task = pm.make_feasible_async(st)
+    assert task is not None and st.editing.tasks.busy
+    assert pm.make_feasible_async(st) is None  # one task at a time
+    while not task.done:
+        app.frame(DT)  # the window keeps drawing; the document is untouched meanwhile
+        assert len(st.doc.clips) == n_clips
+    assert task.error is None and task.progress == 1.0
+    app.frame(DT)  # poll applies it
+    assert not st.editing.tasks.busy
+    assert len(st.doc.clips) == n_clips + 1 and st.doc.clips[st.doc.clip - 1] is clip
+    assert not pm.infeasible_frames(st).any()
+    actions.undo(st)
+    assert len(st.doc.clips) == n_clips and st.doc.current_clip is clip
+
+
+def test_make_feasible_cancelled_adds_nothing(app):  # noqa: F811
+    st = _keyed_lean(app)
+    n_clips = len(st.doc.clips)
+    task = pm.make_feasible_async(st)
+    task.cancel()
+    assert task.wait(120)
+    app.frame(DT)
+    assert not st.editing.tasks.busy and len(st.doc.clips) == n_clips

@@ -32,6 +32,8 @@ from ..edits import USER_ERRORS, commit, describe, set_doc
 from ..physics import physics_of
 from ..solve import solver_options, step_ik
 from ..state import PINNED, AppState
+from ..timeline.background import busy
+from ..timeline.marks import unique_name
 from ..ui_state import ModeUI
 from .base import Mode
 from .pose import timeline_keys
@@ -227,34 +229,47 @@ def infeasible_frames(state: AppState) -> np.ndarray | None:
     return ui.marks
 
 
-def make_feasible(state: AppState) -> bool:
-    """Run the current clip through seed D's filter and add the result as a new clip (the
-    user's clip is kept); an undo step."""
+def _feasible_work(state: AppState):
+    """The work of Make feasible for the current clip, run on any thread: returns
+    ``work(progress) -> (source clip, new clip, result, seconds)``, or None after reporting
+    why there is nothing to do. The document is only read here (at the call), never written."""
     from ...anim import clip_from_poses
     from ...anim.feasible import feasible_clip_poses
-    from ..timeline.marks import unique_name
 
     clip = state.doc.current_clip
     if clip is None or clip.is_empty:
         state.error("Make feasible: no clip with keys")
-        return False
-    try:
+        return None
+    options = session(state).options
+    name = unique_name(state, f"{clip.name} feasible")
+
+    def work(progress=None):
         m = clip.to_motion()
         t0 = time.perf_counter()
-        res = feasible_clip_poses(m.skeleton, m.q, clip.fps, session(state).options)
+        report = None if progress is None else (lambda done, total: progress(done / total))
+        res = feasible_clip_poses(m.skeleton, m.q, clip.fps, options, progress=report)
         secs = time.perf_counter() - t0
         times = np.arange(len(res.q)) / clip.fps
-        name = unique_name(state, f"{clip.name} feasible")
         new = clip_from_poses(m.skeleton, times, res.q, name=name, fps=clip.fps,
                               interpolation="linear")
-        new = new.replace(fixed_length=clip.fixed_length)
-    except (ContactGeometryError, *USER_ERRORS) as e:
-        state.error(f"Make feasible: {describe(e)}")
-        return False
+        return clip, new.replace(fixed_length=clip.fixed_length), res, secs
+
+    return work
+
+
+def _add_feasible(state: AppState, out) -> bool:
+    """On the UI thread: insert the new clip after its source (the user's clip is kept) as one
+    undo step; dropped with a message if the document's rig changed meanwhile."""
+    clip, new, res, secs = out
     doc = state.doc
+    if new.skeleton is not doc.skeleton:
+        state.error("Make feasible: dropped, the document's rig changed meanwhile")
+        return False
+    idx = next((i for i, c in enumerate(doc.clips) if c is clip), len(doc.clips) - 1)
+    new = new.replace(name=unique_name(state, new.name))
     clips = list(doc.clips)
-    clips.insert(doc.clip + 1, new)
-    set_doc(state, doc.replace(clips=tuple(clips), clip=doc.clip + 1))
+    clips.insert(idx + 1, new)
+    set_doc(state, doc.replace(clips=tuple(clips), clip=idx + 1))
     commit(state, f"make {clip.name} feasible")
     n_bad = int((~res.reference_feasible).sum())
     state.info(f"Clip {new.name!r}: {int(res.feasible.sum())}/{len(res.q)} frames feasible "
@@ -263,5 +278,36 @@ def make_feasible(state: AppState) -> bool:
     return True
 
 
+def make_feasible(state: AppState) -> bool:
+    """Run the current clip through seed D's filter on this thread and add the result as a new
+    clip (the user's clip is kept); an undo step. Scripts and tests; the app's button runs
+    :func:`make_feasible_async`."""
+    work = _feasible_work(state)
+    if work is None:
+        return False
+    try:
+        out = work()
+    except (ContactGeometryError, *USER_ERRORS) as e:
+        state.error(f"Make feasible: {describe(e)}")
+        return False
+    return _add_feasible(state, out)
+
+
+def make_feasible_async(state: AppState):
+    """Make feasible as a background task (:mod:`animik.app.tasks`): the filter runs in a
+    worker thread with a progress bar and Cancel while the window keeps drawing; the new clip
+    is added on the UI thread when it is done. Returns the task, or None (nothing to do, or
+    another task is running)."""
+    if busy(state):
+        return None
+    work = _feasible_work(state)
+    if work is None:
+        return None
+    clip = state.doc.current_clip
+    return state.editing.tasks.start(f"Make {clip.name} feasible", work,
+                                     lambda out: _add_feasible(state, out),
+                                     lambda e: state.error(f"Make feasible: {describe(e)}"))
+
+
 __all__ = ["PhysicsData", "PhysicsMode", "PhysicsUI", "enter", "infeasible_frames", "leave",
-           "make_feasible", "session"]
+           "make_feasible", "make_feasible_async", "session"]

@@ -33,7 +33,8 @@ from .playhead import show_time
 from .transfer import apply_import, read_import
 
 
-def _busy(state: AppState) -> bool:
+def busy(state: AppState) -> bool:
+    """True (after telling the user) when a background task is already running."""
     t = state.editing.tasks.current
     if t is not None:
         state.info(f"Wait for '{t.label}' to finish (or cancel it)")
@@ -48,7 +49,7 @@ def _fail(state: AppState, what: str):
 def import_bvh_async(state: AppState, path: str | Path, tolerance: float | None = None,
                      position_tolerance: float | None = None) -> Task | None:
     """Import a BVH as a clip in the background (see :func:`transfer.import_bvh`)."""
-    if _busy(state):
+    if busy(state):
         return None
     path = Path(path).expanduser()
     skel = state.doc.skeleton
@@ -100,7 +101,7 @@ def reduce_keys_async(state: AppState, tolerance_deg: float = 0.5,
     if clip is None or clip.is_empty:
         state.info("No keys to reduce")
         return None
-    if _busy(state):
+    if busy(state):
         return None
     tol = math.radians(float(tolerance_deg))
     ptol = float(position_tolerance_mm) * 1e-3
@@ -133,7 +134,7 @@ def bake_async(state: AppState) -> Task | None:
     if clip is None or clip.is_empty:
         state.info("No clip to bake")
         return None
-    if _busy(state):
+    if busy(state):
         return None
 
     def work(progress):
@@ -151,4 +152,4 @@ def bake_async(state: AppState) -> Task | None:
                                      _fail(state, f"Cannot bake {clip.name!r}"))
 
 
-__all__ = ["bake_async", "import_bvh_async", "reduce_keys_async"]
+__all__ = ["bake_async", "busy", "import_bvh_async", "reduce_keys_async"]

@@ -59,7 +59,7 @@ def _mode_controls(state: AppState) -> None:
     clip = state.doc.current_clip
     imgui.begin_disabled(clip is None or clip.is_empty)
     if imgui.button("Make feasible"):
-        pm.make_feasible(state)
+        pm.make_feasible_async(state)
     imgui.end_disabled()
     if imgui.is_item_hovered(imgui.HoveredFlags_.allow_when_disabled):
         imgui.set_tooltip("Run the current clip through seed D's filter and add the result "
@@ -89,4 +89,4 @@ def draw_physics_tools(state: AppState) -> None:
     clip = state.doc.current_clip
     if imgui.menu_item_simple("Make clip feasible", "", False,
                               clip is not None and not clip.is_empty):
-        pm.make_feasible(state)
+        pm.make_feasible_async(state)
