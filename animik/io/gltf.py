@@ -80,7 +80,7 @@ from .bvh import read_bvh, write_bvh
 from .rigfile import dumps_rig, loads_rig
 
 __all__ = ["GLTF_FROM_WORLD", "WORLD_FROM_GLTF", "convert", "dumps_glb", "loads_glb", "read_glb",
-           "write_glb"]
+           "self_contained", "write_glb"]
 
 #: glTF (Y up) from animik world (Z up): Rx(-90°).
 GLTF_FROM_WORLD = np.array([[1.0, 0.0, 0.0], [0.0, 0.0, 1.0], [0.0, -1.0, 0.0]])
@@ -508,6 +508,37 @@ def _external_buffer(folder: Path, uri: str, i: int, src: str) -> bytes:
             return f.read(st.st_size)
     except OSError as e:
         raise _bad(src, f"buffers[{i}].uri {uri!r}: {e.strerror or e}") from None
+
+
+def self_contained(path: str | os.PathLike) -> bytes:
+    """A ``.gltf`` file's content with its external buffer and image files embedded as
+    ``data:`` URIs (the same files the reader would open: regular files inside the file's
+    folder), so it can travel as bytes (batch retargeting ships targets to workers as bytes).
+    A ``.glb`` or an already self-contained ``.gltf`` comes back unchanged.
+
+    Raises:
+        FileFormatError: not glTF 2.0, or a uri outside the folder / not a regular file.
+        FileNotFoundError: a referenced file is missing.
+    """
+    path = Path(path)
+    data = path.read_bytes()
+    src = path.name
+    if data[:4] == b"glTF":
+        return data
+    gltf, _ = _load(data, src, path.parent)  # validates, and every external buffer is readable
+    changed = False
+    for key, mime in (("buffers", "application/octet-stream"), ("images", None)):
+        for i, item in enumerate(_list_of_dicts(gltf, key, src)):
+            uri = item.get("uri")
+            if not isinstance(uri, str) or uri.startswith("data:"):
+                continue
+            blob = _external_buffer(path.parent, uri, i, src)
+            kind = mime or ("image/png" if blob[:8] == b"\x89PNG\r\n\x1a\n" else
+                            "image/jpeg" if blob[:2] == b"\xff\xd8" else
+                            item.get("mimeType") or "application/octet-stream")
+            item["uri"] = f"data:{kind};base64,{base64.b64encode(blob).decode('ascii')}"
+            changed = True
+    return json.dumps(gltf).encode("utf-8") if changed else data
 
 
 def _load(data: bytes, src: str, folder: Path | None) -> tuple[dict, list[bytes]]:

@@ -53,6 +53,7 @@ from ..errors import AnimikError, FileFormatError
 from ..ik.tuning import fingerprint
 from ..io._atomic import atomic_write
 from ..io.bvh import loads_bvh
+from ..io.gltf import self_contained
 from ..io.gltf_character import loads_character
 from ..motion import Motion
 from ..rigs import load_rig, resolve_rig, rig_from_bytes
@@ -95,6 +96,8 @@ class TargetSpec:
         src = resolve_rig(s)  # validate now: a bad target is a usage error, not N failed clips
         if src.kind == "builtin":
             return cls(s, "rig")
+        if src.kind == "gltf":  # its buffer and image files travel inside the bytes
+            return cls(s, src.kind, self_contained(src.path))
         return cls(s, src.kind, src.path.read_bytes())
 
     @property

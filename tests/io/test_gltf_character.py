@@ -441,6 +441,72 @@ def test_cli_retarget_to_a_glb_character_writes_a_glb_that_keeps_it(tmp_path):
     assert np.ptp(z[:, :2], axis=0).max() > 0.5
 
 
+def _split_gltf(src: Path, folder: Path) -> Path:
+    """``src`` (.glb) rewritten as a .gltf with its buffer and its images as files beside it."""
+    import struct
+
+    data = src.read_bytes()
+    n = struct.unpack_from("<I", data, 12)[0]
+    gltf = json.loads(data[20: 20 + n])
+    blob = data[20 + n + 8:]
+    for i, img in enumerate(gltf.get("images", [])):
+        v = gltf["bufferViews"][img.pop("bufferView")]
+        name = f"texture {i}.png"  # a space: the uri is percent-encoded
+        (folder / name).write_bytes(blob[v.get("byteOffset", 0): v.get("byteOffset", 0) + v["byteLength"]])
+        img["uri"] = name.replace(" ", "%20")
+    (folder / "mesh.bin").write_bytes(blob)
+    gltf["buffers"][0]["uri"] = "mesh.bin"
+    out = folder / f"{src.stem}.gltf"
+    out.write_text(json.dumps(gltf))
+    return out
+
+
+@needs_gltf
+def test_cli_retarget_to_a_gltf_with_external_files_keeps_its_mesh(tmp_path):
+    """A .gltf target whose buffer and texture are separate files: batch retargeting ships
+    targets to its workers as bytes, so the files travel embedded (io.gltf.self_contained)."""
+    from animik.cli import main
+    from animik.io.gltf import self_contained
+
+    bvh = ROOT.parent / "shared" / "data" / "bvh" / "bandai_namco" / "dataset-1_walk_normal_001.bvh"
+    (tmp_path / "char").mkdir()
+    target = _split_gltf(_path("CesiumMan"), tmp_path / "char")
+    assert b"mesh.bin" in target.read_bytes() and b"mesh.bin" not in self_contained(target)
+    rc = main(["retarget", str(bvh), "--to", str(target), "--out", str(tmp_path / "out"),
+               "--format", "glb", "--quiet", "--jobs", "2"])
+    assert rc == 0
+    out = tmp_path / "out" / f"{bvh.stem}.glb"
+    assert _errors(validate(out)) == []
+    ch, back = animik.load_character(_path("CesiumMan")), animik.load_character(out)
+    np.testing.assert_array_equal(back.mesh.positions, ch.mesh.positions)
+    np.testing.assert_array_equal(back.mesh.weights, ch.mesh.weights)
+    np.testing.assert_array_equal(back.mesh.materials[0].base_color_texture,
+                                  ch.mesh.materials[0].base_color_texture)
+    # the same motion as retargeting onto the .glb
+    rc = main(["retarget", str(bvh), "--to", str(_path("CesiumMan")), "--out",
+               str(tmp_path / "out2"), "--format", "glb", "--quiet"])
+    assert rc == 0
+    ref_clip = animik.load_character(tmp_path / "out2" / f"{bvh.stem}.glb").clips[0]
+    np.testing.assert_allclose(back.clips[0].q, ref_clip.q, atol=1e-9)
+
+
+def test_self_contained_refuses_files_outside_the_folder(tmp_path):
+    from animik.errors import FileFormatError
+    from animik.io.gltf import self_contained
+
+    (tmp_path / "a").mkdir()
+    (tmp_path / "secret.bin").write_bytes(b"x" * 16)
+    gltf = {"asset": {"version": "2.0"}, "buffers": [{"uri": "../secret.bin", "byteLength": 16}]}
+    p = tmp_path / "a" / "c.gltf"
+    p.write_text(json.dumps(gltf))
+    with pytest.raises(FileFormatError, match="outside the file's folder"):
+        self_contained(p)
+    gltf["buffers"][0]["uri"] = "gone.bin"
+    p.write_text(json.dumps(gltf))
+    with pytest.raises(FileNotFoundError, match="buffers"):
+        self_contained(p)
+
+
 def test_compressed_meshes_are_refused(tmp_path):
     import struct
 
