@@ -669,6 +669,15 @@ def bone_mass_properties(
     for j, off in sites_for:
         if not ends[j]:
             ends[j].append(np.asarray(off, float))
+    # A root whose one bone leads to the branching joint of the figure (Bandai's joint_Root at
+    # the capture volume's origin, 4.5 m from the Hips) only places the figure: it is not a
+    # body part, so it gets no cylinder (it would weigh most of the body and put the COM metres
+    # off the feet). A root of a plain chain (its child has one child) keeps its bone.
+    kids = np.bincount(np.asarray(parents)[1:], minlength=J) if J > 1 else np.zeros(J, int)
+    placement = [j for j in range(J) if parents[j] < 0 and kids[j] == 1
+                 and kids[int(np.flatnonzero(np.asarray(parents) == j)[0])] >= 2]
+    for j in placement:
+        ends[j] = []
     # Rest-pose extent for the total mass.
     world_r = np.empty((J, 3, 3))
     world_p = np.empty((J, 3))

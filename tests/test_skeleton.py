@@ -106,6 +106,34 @@ def test_estimated_masses_of_real_bvh_skeletons_are_human():
         assert np.all(eig > 0), path.name
 
 
+@needs_shared
+def test_estimated_com_stands_over_the_feet_of_real_captures():
+    """The COM of an estimated body at the first frame is over its feet (within 15 cm,
+    horizontally) on every shared capture. Bandai's root is a marker at the capture volume's
+    origin, 4.5 m from the Hips: given a cylinder, it weighed 28-39 of 40 kg and put the COM
+    1-2 m off the feet."""
+    from animik import read_bvh
+    from animik.dynamics import com
+    from animik.kinematics import forward_kinematics
+
+    for path in shared_bvh_files():
+        m = read_bvh(path)
+        p = forward_kinematics(m.skeleton, m.q[0]).joint_positions[1:]  # the figure, not the root
+        feet = p[np.argsort(p[:, 2])[:4], :2].mean(axis=0)
+        c = com(m.skeleton, m.q[0])
+        assert np.linalg.norm(c[:2] - feet) < 0.15, path.name
+
+
+def test_a_placement_root_gets_no_body_but_a_chain_root_keeps_its_bone():
+    legs = [Joint("hips", "ref", offset=(4.0, 0, 0.9)), Joint("l", "hips", offset=(0, 0.1, -0.4)),
+            Joint("r", "hips", offset=(0, -0.1, -0.4)), Joint("spine", "hips", offset=(0, 0, 0.5))]
+    placed = Skeleton.from_joints("p", [Joint("ref", None), *legs])
+    assert placed.masses[0] == pytest.approx(0.1)  # the floor every estimated segment gets
+    chain = Skeleton.from_joints("c", [Joint("a", None), Joint("b", "a", offset=(0, 0, 0.5)),
+                                       Joint("c", "b", offset=(0, 0, 0.5))])
+    assert chain.masses[0] > 1.0
+
+
 def test_meta_is_frozen_deeply():
     s = Skeleton.from_joints("m", [Joint("a", None)], meta={"soles": {"l": [1, 2]}})
     with pytest.raises(TypeError):
