@@ -106,6 +106,33 @@ def _leg_top(skel: Skeleton, roles: JointRoles, t: int) -> int:
     return t
 
 
+def leg_tops(skel: Skeleton, roles: JointRoles) -> list[int]:
+    """The joints where the legs start (:func:`_leg_top` of each thigh role), both sides."""
+    out = []
+    for side in SIDES:
+        th = roles.get(f"{side}_thigh")
+        if th is not None:
+            out.append(_leg_top(skel, roles, skel.joint_index(th)))
+    return out
+
+
+def hip_centre(skel: Skeleton, roles: JointRoles, P: np.ndarray) -> np.ndarray:
+    """``(..., 3)`` the hip centre of poses with joint positions ``P (..., J, 3)``: the
+    midpoint of the two legs' tops (:func:`leg_tops`), the hips role joint without both legs.
+
+    It is where the legs hang from, the same anatomical point on every humanoid: a mocap Hips
+    joint sits within a few cm of it, a robot's pelvis link origin 10-20 cm above it (H1:
+    17 cm, G1: 10 cm). Placing (and measuring) the hips by this point keeps a leg's
+    hip-to-foot geometry when the trunk tilts differently from the source's (a rigid robot
+    trunk following the source's chest rotates about the hip centre, not about its pelvis
+    origin)."""
+    tops = leg_tops(skel, roles)
+    if len(tops) == 2:
+        return 0.5 * (P[..., tops[0], :] + P[..., tops[1], :])
+    hips = roles.get("hips")
+    return P[..., skel.joint_index(hips) if hips is not None else 0, :]
+
+
 def leg_length(skel: Skeleton, roles: JointRoles, P: np.ndarray, S: np.ndarray) -> float | None:
     """Straight-leg length (hip joint to the ground), m, from bone lengths; None without legs."""
     out = []
@@ -212,6 +239,8 @@ class Alignment:
             hips (-1: fixed root); ``rotating_hips``: the hips can take their desired rotation.
         rest_root_dz: vertical root offset from the rest poses (used without a clip).
         target_ground: z of the target's rest ground; ``R0``/``p0`` target rest world frames.
+        hip_offset: ``(3,)`` the target's hip centre (:func:`hip_centre`) in the hips
+            joint's frame: the hips are placed, and the root effector sits, there.
     """
 
     source: Skeleton
@@ -236,6 +265,7 @@ class Alignment:
     R0: np.ndarray
     p0: np.ndarray
     fitter: PoseFitter
+    hip_offset: np.ndarray
 
     @property
     def fixed_root(self) -> bool:
@@ -447,13 +477,23 @@ def align(source: Skeleton, target: Skeleton, mapping: JointMapping,
     rotating = len(rot_dofs) >= 3
     g_t = ground_height(target, tr, Pt, St)
     g_s = ground_height(source, sr, Ps, Ss)
-    rest_dz = float((Pt[hips_t, 2] - g_t) - scale * (Ps[hips_s, 2] - g_s))
+    # the hip centres (where the hips are placed, hips_placement) at their rest heights
+    rest_dz = float((hip_centre(target, tr, Pt)[2] - g_t) - scale * (hip_centre(source, sr, Ps)[2] - g_s))
     return Alignment(
         source=source, target=target, mapping=mapping, pair_t=pair_t, pair_s=pair_s, C=C,
         plan=plan, plan_f=plan_f, scale=scale, source_rest_q=np.asarray(source_rest_q, float),
         source_rest_kind=source_rest_kind, source_axes=ax_s, target_axes=ax_t, hips_t=hips_t,
         hips_s=hips_s, carrier=carrier, rotating_hips=rotating, rest_root_dz=rest_dz,
-        target_ground=g_t, R0=Rt, p0=Pt, fitter=PoseFitter(target))
+        target_ground=g_t, R0=Rt, p0=Pt, fitter=PoseFitter(target),
+        hip_offset=Rt[hips_t].T @ (hip_centre(target, tr, Pt) - Pt[hips_t]))
+
+
+def hips_placement(al: Alignment, R: np.ndarray, P_src: np.ndarray) -> np.ndarray:
+    """``(T, 3)`` where the target's hips joint goes (before the ground offset): so that the
+    target's hip centre is at ``scale ·`` the source's (:func:`hip_centre`), with the desired
+    hips rotations ``R (T, J_t, 3, 3)`` and the source joint positions ``P_src (T, J_s, 3)``."""
+    src = al.scale * hip_centre(al.source, al.mapping.source_roles, np.asarray(P_src))
+    return src - R[:, al.hips_t] @ al.hip_offset
 
 
 # ----------------------------------------------------------------------------- per frame
@@ -587,3 +627,4 @@ def fixed_root_transform(al: Alignment, R: np.ndarray, p_hips: np.ndarray
         A = al.R0[h] @ np.swapaxes(R[:, h], -1, -2)
     b = al.p0[h] - np.einsum("tab,tb->ta", A, p_hips)
     return A, b
+
