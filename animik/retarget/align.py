@@ -332,6 +332,29 @@ def _direction_candidates(target: Skeleton, source: Skeleton, Pt: np.ndarray, Ps
     return out
 
 
+def serial_chains(skel: Skeleton, paired: set[int]) -> list[list[int]]:
+    """Serial chains of unpaired joints ending at a paired one, to fit as one joint (see
+    :class:`~animik.retarget.fit.PoseFitter`): from below the nearest paired ancestor down to
+    the paired joint, every link with rotation DoFs only and one child (no branch), at most 3
+    rotation DoFs in all (a ball joint split into links: a robot's hip, shoulder, wrist)."""
+    out = []
+    for j in sorted(paired):
+        path, k = [j], int(skel.parents[j])
+        while k >= 0 and k not in paired:
+            path.append(k)
+            k = int(skel.parents[k])
+        if k < 0 or len(path) < 2:
+            continue
+        links = path[::-1]
+        if any(len(skel.children[c]) != 1 for c in links[:-1]):
+            continue
+        kinds = [skel.dof_type[d] for c in links for d in skel.joint_dofs(c)]
+        if any(t != ROTATION for t in kinds) or not 2 <= len(kinds) <= 3:
+            continue
+        out.append(links)
+    return out
+
+
 def align(source: Skeleton, target: Skeleton, mapping: JointMapping,
           source_rest_q: np.ndarray, source_rest_kind: str = "offsets",
           scale: float | None = None) -> Alignment:
@@ -484,7 +507,7 @@ def align(source: Skeleton, target: Skeleton, mapping: JointMapping,
         plan=plan, plan_f=plan_f, scale=scale, source_rest_q=np.asarray(source_rest_q, float),
         source_rest_kind=source_rest_kind, source_axes=ax_s, target_axes=ax_t, hips_t=hips_t,
         hips_s=hips_s, carrier=carrier, rotating_hips=rotating, rest_root_dz=rest_dz,
-        target_ground=g_t, R0=Rt, p0=Pt, fitter=PoseFitter(target),
+        target_ground=g_t, R0=Rt, p0=Pt, fitter=PoseFitter(target, chains=serial_chains(target, paired)),
         hip_offset=Rt[hips_t].T @ (hip_centre(target, tr, Pt) - Pt[hips_t]))
 
 
