@@ -20,6 +20,7 @@ import numpy as np
 import pytest
 from conftest import SHARED_BVH
 
+from animik.errors import OptionError
 from animik.io.bvh import read_bvh
 from animik.kinematics import forward_kinematics, site_positions
 from animik.retarget import Retargeter
@@ -114,3 +115,21 @@ def test_g1_crouches_bend_knees_and_elbows_like_the_source():
     # same frames onto G1: knee 12.7°, elbow 13.2° (before: 22.8°, 18.1°)
     fid = _retarget(G1, 900, 1300)
     assert fid["knee_deg"] < 17.0 and fid["elbow_deg"] < 16.0
+
+
+@needs_data
+def test_fidelity_from_the_hip_centre_removes_the_pelvis_origin_offset():
+    # a Bandai walk onto H1: measured from the hips joints the feet are off by H1's
+    # pelvis-origin offset too (17 cm above its hip centre; Bandai's Hips are within 2 cm of
+    # theirs): 21 cm; from the hip centres 13.5 cm (most of it H1's 41 cm wide hips)
+    walk = SHARED_BVH / "bandai_namco" / "dataset-1_walk_normal_001.bvh"
+    full = read_bvh(walk)
+    motion = full.replace(q=np.asarray(full.q)[:100])
+    rt = Retargeter(motion, _robot(H1))
+    result, _ = lift_above_floor(rt.run().motion)
+    fid = {o: clip_fidelity(motion, result, rt.alignment.scale, origin=o).summary()
+           for o in ("hips", "hip_centre")}
+    assert fid["hips"]["foot_rel_cm"] > 17.0
+    assert fid["hip_centre"]["foot_rel_cm"] < fid["hips"]["foot_rel_cm"] - 5.0
+    with pytest.raises(OptionError, match="origin"):
+        clip_fidelity(motion, result, rt.alignment.scale, origin="pelvis")
