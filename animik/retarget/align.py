@@ -24,9 +24,15 @@ rotation deltas, by hop count); those below the last paired joint (fingers, toes
 rest relation to the parent.
 
 **Scale.** ``s`` = target leg length / source leg length (thigh + shin + ankle height, each
-measured on its own rest pose; hip height where a rig has no ankle). The root (hips) follows
-``s ·`` the source hips trajectory; the vertical offset is chosen so that the feet stand on the
-ground (see :mod:`animik.retarget.retarget`).
+measured on its own rest pose; hip height where a rig has no ankle). The target's hip centre
+(:func:`hip_centre`: the midpoint of its legs' tops; a robot's pelvis origin is 10-20 cm above
+it) follows ``s ·`` the source hips trajectory (:func:`hips_placement`); the vertical offset is
+chosen so that the feet stand on the ground (see :mod:`animik.retarget.retarget`).
+
+**Reference pose.** The DoFs are fitted to the desired rotations joint by joint, except a
+serial chain of unpaired links ending at a paired joint (a robot's hip, shoulder, wrist or ankle:
+a ball joint split into 1-DoF links), fitted as one joint to the chain's total rotation
+(:func:`serial_chains`, :func:`animik.retarget.fit.chain_fit`).
 
 **Desired pose.** The target's joint positions follow from the desired rotations and the
 target's own bone lengths (its forward kinematics with world rotations given): effector targets
@@ -122,10 +128,10 @@ def hip_centre(skel: Skeleton, roles: JointRoles, P: np.ndarray) -> np.ndarray:
 
     It is where the legs hang from, the same anatomical point on every humanoid: a mocap Hips
     joint sits within a few cm of it, a robot's pelvis link origin 10-20 cm above it (H1:
-    17 cm, G1: 10 cm). Placing (and measuring) the hips by this point keeps a leg's
-    hip-to-foot geometry when the trunk tilts differently from the source's (a rigid robot
-    trunk following the source's chest rotates about the hip centre, not about its pelvis
-    origin)."""
+    17 cm, G1: 10 cm). Placing the target's hips by this point (:func:`hips_placement`) keeps
+    a leg's hip-to-foot geometry when the trunk tilts differently from the source's (a rigid
+    robot trunk following the source's chest rotates about the hip centre, not about its
+    pelvis origin)."""
     tops = leg_tops(skel, roles)
     if len(tops) == 2:
         return 0.5 * (P[..., tops[0], :] + P[..., tops[1], :])
@@ -500,8 +506,8 @@ def align(source: Skeleton, target: Skeleton, mapping: JointMapping,
     rotating = len(rot_dofs) >= 3
     g_t = ground_height(target, tr, Pt, St)
     g_s = ground_height(source, sr, Ps, Ss)
-    # the hip centres (where the hips are placed, hips_placement) at their rest heights
-    rest_dz = float((hip_centre(target, tr, Pt)[2] - g_t) - scale * (hip_centre(source, sr, Ps)[2] - g_s))
+    # the target's hip centre on the source's hips (hips_placement), at their rest heights
+    rest_dz = float((hip_centre(target, tr, Pt)[2] - g_t) - scale * (Ps[hips_s, 2] - g_s))
     return Alignment(
         source=source, target=target, mapping=mapping, pair_t=pair_t, pair_s=pair_s, C=C,
         plan=plan, plan_f=plan_f, scale=scale, source_rest_q=np.asarray(source_rest_q, float),
@@ -513,9 +519,15 @@ def align(source: Skeleton, target: Skeleton, mapping: JointMapping,
 
 def hips_placement(al: Alignment, R: np.ndarray, P_src: np.ndarray) -> np.ndarray:
     """``(T, 3)`` where the target's hips joint goes (before the ground offset): so that the
-    target's hip centre is at ``scale ·`` the source's (:func:`hip_centre`), with the desired
-    hips rotations ``R (T, J_t, 3, 3)`` and the source joint positions ``P_src (T, J_s, 3)``."""
-    src = al.scale * hip_centre(al.source, al.mapping.source_roles, np.asarray(P_src))
+    target's hip centre (:func:`hip_centre`) is at ``scale ·`` the source's hips joint, with
+    the desired hips rotations ``R (T, J_t, 3, 3)`` and the source joint positions
+    ``P_src (T, J_s, 3)``.
+
+    The source keeps its hips joint: a mocap Hips is where its legs hang from (within a few
+    cm of its thigh joints, which marker-fitted skeletons place less consistently: on the
+    mocapbank clip following their midpoint instead floats body95's standing feet 5 cm above
+    the floor of its kneel); a robot's pelvis origin is not (H1: 17 cm above its hips)."""
+    src = al.scale * np.asarray(P_src)[:, al.hips_s]
     return src - R[:, al.hips_t] @ al.hip_offset
 
 
