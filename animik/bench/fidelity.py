@@ -41,6 +41,9 @@ def add_parser(subparsers) -> argparse.ArgumentParser:
                    help="BVH files or folders (default ../shared/data/bvh)")
     p.add_argument("--to", action="append", default=None, metavar="RIG",
                    help="target (repeatable; default body95 and the shared G1 and H1 MJCFs)")
+    p.add_argument("--origin", choices=("hips", "hip_centre"), default="hips",
+                   help="measure relative errors from the hips joint (a robot's pelvis origin; "
+                        "default) or from the hip centre (midpoint of the legs' tops)")
     p.set_defaults(func=run_cli)
     return p
 
@@ -60,7 +63,7 @@ def _files(inputs: list[str]) -> list[Path]:
     return out
 
 
-def fidelity_rows(files: list[Path], targets: list[str]) -> list[tuple]:
+def fidelity_rows(files: list[Path], targets: list[str], origin: str = "hips") -> list[tuple]:
     """One row per (target, clip)."""
     rows = []
     for spec in targets:
@@ -73,7 +76,7 @@ def fidelity_rows(files: list[Path], targets: list[str]) -> list[tuple]:
             rt = Retargeter(motion, target)
             res = rt.run()
             result, _ = lift_above_floor(res.motion)  # as animik retarget writes it
-            fid = clip_fidelity(motion, result, rt.alignment.scale).summary()
+            fid = clip_fidelity(motion, result, rt.alignment.scale, origin=origin).summary()
             q = np.asarray(result.q)
             viol = int(np.sum((q < target.lower - 1e-9) | (q > target.upper + 1e-9)))
             low = float(site_positions(target, q)[:, feet, 2].min()) * 100 if feet else np.nan
@@ -94,10 +97,11 @@ HEADERS = ["target", "clip", "frames", "hand rel", "foot rel", "head rel", "hand
 def run_cli(args: argparse.Namespace) -> int:
     try:
         files = _files(args.inputs)
-        rows = fidelity_rows(files, args.to or list(DEFAULT_TARGETS))
+        rows = fidelity_rows(files, args.to or list(DEFAULT_TARGETS), args.origin)
     except AnimikError as e:
         print(f"animik bench fidelity: error: {e}")
         return 3
     print(format_table(HEADERS, rows, title="animik bench fidelity: retarget vs source (cm, "
-                                            "means over frames; source scaled by leg length)"))
+                                            "means over frames; source scaled by leg length; "
+                                            f"relative to the {args.origin.replace('_', ' ')})"))
     return 0

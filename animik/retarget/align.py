@@ -24,9 +24,15 @@ rotation deltas, by hop count); those below the last paired joint (fingers, toes
 rest relation to the parent.
 
 **Scale.** ``s`` = target leg length / source leg length (thigh + shin + ankle height, each
-measured on its own rest pose; hip height where a rig has no ankle). The root (hips) follows
-``s ·`` the source hips trajectory; the vertical offset is chosen so that the feet stand on the
-ground (see :mod:`animik.retarget.retarget`).
+measured on its own rest pose; hip height where a rig has no ankle). The target's hip centre
+(:func:`hip_centre`: the midpoint of its legs' tops; a robot's pelvis origin is 10-20 cm above
+it) follows ``s ·`` the source hips trajectory (:func:`hips_placement`); the vertical offset is
+chosen so that the feet stand on the ground (see :mod:`animik.retarget.retarget`).
+
+**Reference pose.** The DoFs are fitted to the desired rotations joint by joint, except a
+serial chain of unpaired links ending at a paired joint (a robot's hip, shoulder, wrist or ankle:
+a ball joint split into 1-DoF links), fitted as one joint to the chain's total rotation
+(:func:`serial_chains`, :func:`animik.retarget.fit.chain_fit`).
 
 **Desired pose.** The target's joint positions follow from the desired rotations and the
 target's own bone lengths (its forward kinematics with world rotations given): effector targets
@@ -104,6 +110,33 @@ def _leg_top(skel: Skeleton, roles: JointRoles, t: int) -> int:
     while skel.parents[t] >= 0 and skel.parents[t] != h:
         t = int(skel.parents[t])
     return t
+
+
+def leg_tops(skel: Skeleton, roles: JointRoles) -> list[int]:
+    """The joints where the legs start (:func:`_leg_top` of each thigh role), both sides."""
+    out = []
+    for side in SIDES:
+        th = roles.get(f"{side}_thigh")
+        if th is not None:
+            out.append(_leg_top(skel, roles, skel.joint_index(th)))
+    return out
+
+
+def hip_centre(skel: Skeleton, roles: JointRoles, P: np.ndarray) -> np.ndarray:
+    """``(..., 3)`` the hip centre of poses with joint positions ``P (..., J, 3)``: the
+    midpoint of the two legs' tops (:func:`leg_tops`), the hips role joint without both legs.
+
+    It is where the legs hang from, the same anatomical point on every humanoid: a mocap Hips
+    joint sits within a few cm of it, a robot's pelvis link origin 10-20 cm above it (H1:
+    17 cm, G1: 10 cm). Placing the target's hips by this point (:func:`hips_placement`) keeps
+    a leg's hip-to-foot geometry when the trunk tilts differently from the source's (a rigid
+    robot trunk following the source's chest rotates about the hip centre, not about its
+    pelvis origin)."""
+    tops = leg_tops(skel, roles)
+    if len(tops) == 2:
+        return 0.5 * (P[..., tops[0], :] + P[..., tops[1], :])
+    hips = roles.get("hips")
+    return P[..., skel.joint_index(hips) if hips is not None else 0, :]
 
 
 def leg_length(skel: Skeleton, roles: JointRoles, P: np.ndarray, S: np.ndarray) -> float | None:
@@ -212,6 +245,8 @@ class Alignment:
             hips (-1: fixed root); ``rotating_hips``: the hips can take their desired rotation.
         rest_root_dz: vertical root offset from the rest poses (used without a clip).
         target_ground: z of the target's rest ground; ``R0``/``p0`` target rest world frames.
+        hip_offset: ``(3,)`` the target's hip centre (:func:`hip_centre`) in the hips
+            joint's frame: the hips are placed, and the root effector sits, there.
     """
 
     source: Skeleton
@@ -236,6 +271,7 @@ class Alignment:
     R0: np.ndarray
     p0: np.ndarray
     fitter: PoseFitter
+    hip_offset: np.ndarray
 
     @property
     def fixed_root(self) -> bool:
@@ -299,6 +335,29 @@ def _direction_candidates(target: Skeleton, source: Skeleton, Pt: np.ndarray, Ps
             out.append(c)
         else:
             stack.extend(_first_paired_below(target, c, paired))
+    return out
+
+
+def serial_chains(skel: Skeleton, paired: set[int]) -> list[list[int]]:
+    """Serial chains of unpaired joints ending at a paired one, to fit as one joint (see
+    :class:`~animik.retarget.fit.PoseFitter`): from below the nearest paired ancestor down to
+    the paired joint, every link with rotation DoFs only and one child (no branch), at most 3
+    rotation DoFs in all (a ball joint split into links: a robot's hip, shoulder, wrist)."""
+    out = []
+    for j in sorted(paired):
+        path, k = [j], int(skel.parents[j])
+        while k >= 0 and k not in paired:
+            path.append(k)
+            k = int(skel.parents[k])
+        if k < 0 or len(path) < 2:
+            continue
+        links = path[::-1]
+        if any(len(skel.children[c]) != 1 for c in links[:-1]):
+            continue
+        kinds = [skel.dof_type[d] for c in links for d in skel.joint_dofs(c)]
+        if any(t != ROTATION for t in kinds) or not 2 <= len(kinds) <= 3:
+            continue
+        out.append(links)
     return out
 
 
@@ -447,13 +506,29 @@ def align(source: Skeleton, target: Skeleton, mapping: JointMapping,
     rotating = len(rot_dofs) >= 3
     g_t = ground_height(target, tr, Pt, St)
     g_s = ground_height(source, sr, Ps, Ss)
-    rest_dz = float((Pt[hips_t, 2] - g_t) - scale * (Ps[hips_s, 2] - g_s))
+    # the target's hip centre on the source's hips (hips_placement), at their rest heights
+    rest_dz = float((hip_centre(target, tr, Pt)[2] - g_t) - scale * (Ps[hips_s, 2] - g_s))
     return Alignment(
         source=source, target=target, mapping=mapping, pair_t=pair_t, pair_s=pair_s, C=C,
         plan=plan, plan_f=plan_f, scale=scale, source_rest_q=np.asarray(source_rest_q, float),
         source_rest_kind=source_rest_kind, source_axes=ax_s, target_axes=ax_t, hips_t=hips_t,
         hips_s=hips_s, carrier=carrier, rotating_hips=rotating, rest_root_dz=rest_dz,
-        target_ground=g_t, R0=Rt, p0=Pt, fitter=PoseFitter(target))
+        target_ground=g_t, R0=Rt, p0=Pt, fitter=PoseFitter(target, chains=serial_chains(target, paired)),
+        hip_offset=Rt[hips_t].T @ (hip_centre(target, tr, Pt) - Pt[hips_t]))
+
+
+def hips_placement(al: Alignment, R: np.ndarray, P_src: np.ndarray) -> np.ndarray:
+    """``(T, 3)`` where the target's hips joint goes (before the ground offset): so that the
+    target's hip centre (:func:`hip_centre`) is at ``scale ·`` the source's hips joint, with
+    the desired hips rotations ``R (T, J_t, 3, 3)`` and the source joint positions
+    ``P_src (T, J_s, 3)``.
+
+    The source keeps its hips joint: a mocap Hips is where its legs hang from (within a few
+    cm of its thigh joints, which marker-fitted skeletons place less consistently: on the
+    mocapbank clip following their midpoint instead floats body95's standing feet 5 cm above
+    the floor of its kneel); a robot's pelvis origin is not (H1: 17 cm above its hips)."""
+    src = al.scale * np.asarray(P_src)[:, al.hips_s]
+    return src - R[:, al.hips_t] @ al.hip_offset
 
 
 # ----------------------------------------------------------------------------- per frame
@@ -587,3 +662,4 @@ def fixed_root_transform(al: Alignment, R: np.ndarray, p_hips: np.ndarray
         A = al.R0[h] @ np.swapaxes(R[:, h], -1, -2)
     b = al.p0[h] - np.einsum("tab,tb->ta", A, p_hips)
     return A, b
+

@@ -15,6 +15,9 @@ compares the result with the source directly:
   part of the error below).
 * **In the world**: ``|p_t - (s p_s + d)|`` with one constant offset ``d`` per clip (the median
   of ``hips_t - s hips_s``: the retarget lifts the root so the feet stand on the floor).
+* ``origin="hip_centre"`` measures both from the hip centre instead of the hips joint (the
+  midpoint of the legs' tops, where the retarget places the hips): the same anatomical point
+  on every humanoid, so the pelvis-origin offset drops out of the error.
 * A skeleton's point for a role and the other's are not the same anatomical point (a robot's
   wrist link origin vs a mocap wrist joint, its pelvis vs the mocap Hips), and proportions
   differ beyond the leg-length scale (arm / leg and torso / leg ratios): position errors have a
@@ -31,10 +34,12 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from ..errors import OptionError
 from ..kinematics import forward_kinematics
 from ..motion import Motion
 from ..semantics.roles import classify_joints
 from ..skeleton import Skeleton
+from .align import hip_centre
 
 POINTS = ("l_hand", "r_hand", "l_foot", "r_foot", "head")
 FLEXIONS = {"l_elbow": ("l_upper_arm", "l_forearm", "l_hand"),
@@ -106,14 +111,22 @@ def _flexion(a: np.ndarray, b: np.ndarray, c: np.ndarray) -> np.ndarray:
 
 def clip_fidelity(source: Motion, result: Motion, scale: float,
                   source_roles: Mapping[str, str] | None = None,
-                  target_roles: Mapping[str, str] | None = None) -> Fidelity:
+                  target_roles: Mapping[str, str] | None = None,
+                  origin: str = "hips") -> Fidelity:
     """Errors of ``result`` (on the target) against ``source`` (see the module docstring).
 
     Args:
         source: the source clip; result: its retarget, same number of frames.
         scale: target / source length ratio (the retarget's ``alignment.scale``).
         source_roles, target_roles: ``{role: joint}``; default :func:`classify_joints`.
+        origin: the point the relative errors are measured from, and whose offset is removed
+            from the world errors: ``"hips"`` (the hips role joint: a robot's pelvis link
+            origin) or ``"hip_centre"`` (the midpoint of the legs' tops,
+            :func:`animik.retarget.align.hip_centre`: the same anatomical point on a mocap
+            skeleton and a robot, whose pelvis origin is 10-20 cm above it).
     """
+    if origin not in ("hips", "hip_centre"):
+        raise OptionError(f"origin must be 'hips' or 'hip_centre', got {origin!r}")
     sr = dict(source_roles or classify_joints(source.skeleton).roles)
     tr = dict(target_roles or classify_joints(result.skeleton).roles)
     want = POINTS + tuple({r for trip in FLEXIONS.values() for r in trip} - set(POINTS)) + ("hips",)
@@ -123,6 +136,11 @@ def clip_fidelity(source: Motion, result: Motion, scale: float,
         raise ValueError("both skeletons need a hips role for fidelity")
     points = tuple(p for p in POINTS if p in ps and p in pt)
     hs, ht = ps["hips"], pt["hips"]
+    if origin == "hip_centre":
+        hs = hip_centre(source.skeleton, sr,  # type: ignore[arg-type]
+                        np.asarray(forward_kinematics(source.skeleton, source.q).joint_positions))
+        ht = hip_centre(result.skeleton, tr,  # type: ignore[arg-type]
+                        np.asarray(forward_kinematics(result.skeleton, result.q).joint_positions))
     d = np.median(ht - scale * hs, axis=0)
     rel = np.stack([np.linalg.norm((pt[p] - ht) - scale * (ps[p] - hs), axis=-1)
                     for p in points], axis=1) if points else np.zeros((len(hs), 0))

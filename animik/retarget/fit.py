@@ -195,15 +195,86 @@ def refine_numpy(L: np.ndarray, theta: np.ndarray, axes: np.ndarray, prior: np.n
     return theta
 
 
+def _angle_about(R: np.ndarray, a: np.ndarray) -> float | None:
+    """The angle of rotation ``R`` about unit axis ``a`` when ``R`` is a rotation about ``a``."""
+    if np.max(np.abs(R @ a - a)) > 1e-9:
+        return None
+    skew = np.array([R[2, 1] - R[1, 2], R[0, 2] - R[2, 0], R[1, 0] - R[0, 1]])
+    return float(np.arctan2(skew @ a, np.trace(R) - a @ R @ a))
+
+
+def chain_fit(skel: Skeleton, links: list[int], prior: np.ndarray) -> JointFit:
+    """One :class:`JointFit` for the rotation DoFs of a serial chain of joints ``links`` (each
+    the parent of the next), as if they were one joint on the first link.
+
+    With ``R_k = R_parent Rr_k D_k(θ)`` per link (rest rotation ``Rr_k``, DoF rotations
+    ``D_k``), the chain's rotation is ``Rr_1 D_1 Rr_2 D_2 … = Rr_1 D'(θ) C`` where ``D'``
+    rotates about the DoF axes carried into the first link's frame through the later links'
+    rest rotations and ``C`` is their product. A rest rotation about the axis of the DoF just
+    before or after it is folded into that DoF's angle instead (an offset: H1's and G1's
+    shoulder roll links undo the pitch link's tilt, G1's hip roll link is pitched), so that
+    principal axes stay principal and the fit is an exact Euler decomposition. The one-joint
+    fit applies to ``Rr_1ᵀ (R_parentᵀ R_last) Cᵀ`` (``pre`` = ``Rr_1``, ``rest`` = ``C``) and
+    a DoF's value is the fitted angle minus its ``offset``.
+    """
+    jf = JointFit(skel, links[-1], prior)
+    dofs: list[int] = []
+    axes: list[np.ndarray] = []
+    offset: list[float] = []
+    carry = np.eye(3)
+    prev_local = None  # the previous DoF's axis in its own link's frame
+    for n, j in enumerate(links):
+        ks = [int(k) for k in skel.joint_dofs(j) if skel.dof_type[k] == ROTATION]
+        fold_next = 0.0
+        if n:
+            Rr = np.asarray(skel.rest_rotations[j], dtype=float)
+            phi = _angle_about(Rr, prev_local) if prev_local is not None else None
+            if phi is not None:
+                offset[-1] += phi  # D_prev(θ) Rr = Rot(a, θ + φ)
+            else:
+                phi = _angle_about(Rr, np.asarray(skel.dof_axis[ks[0]], float)) if ks else None
+                if phi is not None:
+                    fold_next = phi  # Rr D(θ) = Rot(a, φ + θ)
+                else:
+                    carry = carry @ Rr
+        for i, k in enumerate(ks):
+            dofs.append(k)
+            axes.append(carry @ skel.dof_axis[k])
+            offset.append(fold_next if i == 0 else 0.0)
+            prev_local = np.asarray(skel.dof_axis[k], dtype=float)
+    jf.dofs = np.array(dofs, dtype=np.int64)
+    jf.axes = np.array(axes, dtype=float).reshape(-1, 3)
+    jf.prior = np.asarray(prior, dtype=float)[dofs]
+    lo, hi = skel.lower[dofs], skel.upper[dofs]
+    jf.free = ~(np.isfinite(lo) & np.isfinite(hi))
+    jf.euler = None
+    pr = [_principal(a) for a in jf.axes]
+    m = len(dofs)
+    if 2 <= m <= 3 and all(p is not None for p in pr) and len({p[0] for p in pr}) == m:
+        idx = [p[0] for p in pr]
+        if m == 2:
+            idx.append(3 - idx[0] - idx[1])
+        jf.euler = ("".join(_AXIS_LETTERS[i] for i in idx), np.array([p[1] for p in pr]))
+    jf.pre, jf.rest, jf.offset = np.array(skel.rest_rotations[links[0]]), carry, np.array(offset)
+    return jf
+
+
 class PoseFitter:
     """Fits all rotation DoFs of a skeleton from desired world joint rotations.
 
     Args:
         skel: the target skeleton.
         prior: ``(n,)`` regularisation pose (default: the rest pose).
+        chains: serial chains of joints (each the parent of the next) whose rotation DoFs are
+            fitted together to the chain's total rotation (:func:`chain_fit`) rather than
+            link by link: a robot's hip or shoulder is three 1-DoF links (yaw, roll, pitch),
+            whose desired rotations are only shares of the ball joint's (the alignment
+            interpolates unpaired links); each link's share projected on its own axis loses
+            most of it (H1 kneeling: a reference pose 20-90 cm from its own targets).
     """
 
-    def __init__(self, skel: Skeleton, prior: np.ndarray | None = None):
+    def __init__(self, skel: Skeleton, prior: np.ndarray | None = None,
+                 chains: list[list[int]] | tuple = ()):
         self.skeleton = skel
         prior = np.clip(skel.rest_q if prior is None else prior, skel.lower, skel.upper)
         self.joints = [JointFit(skel, j, prior) for j in range(skel.n_joints)]
@@ -221,6 +292,9 @@ class PoseFitter:
         self._parent = np.where(skel.parents < 0, 0, skel.parents)
         self._rrT = np.array(np.swapaxes(skel.rest_rotations, -1, -2), order="C")
         self._parents64 = np.array(skel.parents, dtype=np.int64)
+        #: ``(parent of the first link, last link, JointFit)`` per chain
+        self.chains = [(int(skel.parents[c[0]]), int(c[-1]), chain_fit(skel, list(c), prior))
+                       for c in chains]
 
     def local_rotations(self, R_world: np.ndarray) -> np.ndarray:
         """``(T, J, 3, 3)`` rotations relative to the rest transform: ``R_restᵀ R_parentᵀ R``
@@ -249,8 +323,38 @@ class PoseFitter:
         T = L.shape[0]
         for group, joints, dofs in self.groups:
             q[:, dofs] = fit_group(group, L[:, joints]).reshape(T, -1)
+        if self.chains:
+            R_world = np.asarray(R_world)
+            for a, b, jf in self.chains:
+                Ra = R_world[:, a] if a >= 0 else np.eye(3)
+                Lc = jf.pre.T @ np.swapaxes(Ra, -1, -2) @ R_world[:, b] @ jf.rest.T
+                q[:, jf.dofs] = self._within_limits(jf, jf.fit(Lc))
         self.finish(q)
         return q
+
+    def _within_limits(self, jf: JointFit, psi: np.ndarray) -> np.ndarray:
+        """DoF values ``(T, m)`` of a chain from its fitted angles ``psi``: of the two Euler
+        solutions of a 3-DoF chain, ``(a, b, c)`` and ``(a + π, π − b, c + π)`` (the same
+        rotation), the one that needs less clipping into the limits in each frame (the Euler
+        decomposition keeps ``|b| ≤ π/2``, while G1's hip roll ranges to 170°)."""
+        cands = [psi - jf.offset]
+        if jf.euler is not None and jf.m == 3:
+            cands.append(psi + np.array([np.pi, 0.0, np.pi]) - jf.offset
+                         + np.stack([0 * psi[:, 1], np.pi - 2 * psi[:, 1], 0 * psi[:, 1]], -1))
+        lo, hi = self.skeleton.lower[jf.dofs], self.skeleton.upper[jf.dofs]
+        lim = self.limited[jf.dofs]
+        c = self.centre[jf.dofs]
+        best, best_x = None, None
+        for th in cands:
+            th = np.where(lim, c + np.mod(th - c + np.pi, 2 * np.pi) - np.pi, th)
+            x = (np.maximum(lo - th, 0.0) + np.maximum(th - hi, 0.0)).sum(axis=1)
+            if best is None:
+                best, best_x = th, x
+            else:
+                better = x < best_x - 1e-12
+                best = np.where(better[:, None], th, best)
+                best_x = np.minimum(best_x, x)
+        return best
 
     def finish(self, q: np.ndarray) -> None:
         """Wrap, unwrap and clip rotation DoFs of ``q`` ``(T, n)`` in place."""

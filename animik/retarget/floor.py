@@ -18,8 +18,11 @@ from ..kinematics import site_positions
 from ..motion import Motion
 from ..skeleton import TRANSLATION, Skeleton
 
-#: Sites checked by default: the robot sole corners and the foot sites.
-SOLE_SITES = ("l_sole_back", "l_sole_front", "r_sole_back", "r_sole_front", "l_foot", "r_foot")
+#: Sites checked by default: the robot sole's heel and toe (centre line and edges, see
+#: :mod:`animik.semantics.robot_sites`) and the foot sites.
+SOLE_SITES = ("l_sole_back", "l_sole_front", "r_sole_back", "r_sole_front", "l_foot", "r_foot",
+              *(f"{s}_sole_{e}_{w}" for s in ("l", "r") for e in ("back", "front")
+                for w in ("inner", "outer")))
 
 
 def root_height_dof(skel: Skeleton) -> int | None:

@@ -322,13 +322,14 @@ class Retargeter:
         movable = self._movable_joints()
         free_root = not al.fixed_root and o.root_target and (wanted is None or "root" in wanted)
         if free_root:
-            extra.append(Site(ROOT_SITE, tgt.joint_names[al.hips_t]))
+            # at the hip centre (align.hip_centre), where the hips are placed
+            extra.append(Site(ROOT_SITE, tgt.joint_names[al.hips_t], tuple(al.hip_offset)))
         skel = tgt
         if extra:
             # one solve skeleton per target and set of added sites (animik.cache): the clips of
             # a batch share it, and with it the solver's per-skeleton kernel arrays
             made = cached(tgt, "retarget.solve_skeletons", dict)
-            key = tuple((st.name, st.joint) for st in extra)
+            key = tuple((st.name, st.joint, tuple(st.offset)) for st in extra)
             skel = made.get(key)
             if skel is None:
                 joints, sites = tgt.to_joints()
@@ -415,7 +416,7 @@ class Retargeter:
         """Per-frame arrays from the source's world joint rotations / positions."""
         al = self.alignment
         R = A.desired_rotations(al, np.asarray(R_src))
-        p_hips = al.scale * np.asarray(P_src)[:, al.hips_s]
+        p_hips = A.hips_placement(al, R, P_src)
         dz = np.full(R.shape[0], self._dz)
         plane = np.array([-self._dz, 0.0, 0.0])
         dfk = A.DesiredFK(al, R, self.solve_skeleton)
@@ -433,7 +434,8 @@ class Retargeter:
         idx = self._site_idx_target()
         virt = np.empty((R.shape[0], len(self.effector_sites), 3))
         for i, (si, r) in enumerate(zip(idx, self.effector_roles, strict=True)):
-            virt[:, i] = p_hips if r == "root" else S[:, si]
+            virt[:, i] = P[:, al.hips_t] + R[:, al.hips_t] @ al.hip_offset if r == "root" \
+                else S[:, si]
         base = np.where(self._leg_base >= 0, self._leg_base, al.hips_t)
         out = {"bq": bq, "virtual": virt, "A": Afix, "b": bfix, "dz": dz, "ground": plane,
                "p_hips": p_hips, "leg_base": P[:, base]}

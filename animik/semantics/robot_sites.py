@@ -15,7 +15,9 @@ before the file's own sites:
   sites on the floor. ``head`` too is always added (a URDF's folded ``head_link`` frame may sit
   at the torso's origin);
 * ``l_sole_back`` / ``l_sole_front`` (and ``r_``): heel and toe on the sole, from the meshes
-  (the points :func:`animik.retarget.floor.lift_above_floor` keeps above the floor);
+  (the points :func:`animik.retarget.floor.lift_above_floor` keeps above the floor), and
+  ``l_sole_back_inner`` / ``_outer``, ``l_sole_front_inner`` / ``_outer``: the sole's edges
+  there (a foot rolled about its long axis puts an edge lowest);
 * ``head`` on the chest, above the shoulders' midpoint by half the shoulder width, unless the
   robot has a head body (then at its origin).
 
@@ -47,6 +49,9 @@ from .roles import _name_kind, classify_joints, parse_name
 ROBOT_SITES = ("pelvis", "l_hand", "r_hand", "l_foot", "r_foot", "head")
 #: Heel and toe of each sole (from the foot meshes): the points kept above the floor.
 SOLE_SITES = ("l_sole_back", "l_sole_front", "r_sole_back", "r_sole_front")
+#: The sole's inner and outer edges at the heel and the toe (a rolled foot's lowest points).
+SOLE_EDGE_SITES = tuple(f"{s}_sole_{e}_{w}" for s in ("l", "r") for e in ("back", "front")
+                        for w in ("inner", "outer"))
 
 
 def _existing_role(name: str) -> str:
@@ -151,6 +156,29 @@ def _sole_corners(skel: Skeleton, j: int, R: np.ndarray, p: np.ndarray,
     return out[0], out[1]
 
 
+def _sole_edges(skel: Skeleton, j: int, R: np.ndarray, p: np.ndarray, fwd: np.ndarray,
+                side: str) -> dict[str, np.ndarray]:
+    """``{"back_inner": (3,), "back_outer", "front_inner", "front_outer"}``: the sole's
+    edges at its heel and toe ends (the lateral extremes of the sole vertices within 2 cm of
+    each end), at rest; empty without meshes. A foot rolled about its long axis (an ankle roll
+    joint following the source's foot) puts an edge, not the centre line, lowest."""
+    v = _mesh_vertices(skel, j, R, p)
+    if v is None:
+        return {}
+    low = v[v[:, 2] < v[:, 2].min() + 0.01]
+    along = low @ fwd
+    lateral = np.cross([0.0, 0.0, 1.0], fwd)  # to the robot's left
+    z = float(v[:, 2].min())
+    out = {}
+    for end, a in (("back", along.min()), ("front", along.max())):
+        near = low[np.abs(along - a) < 0.02]
+        w = near @ lateral
+        outer, inner = (w.max(), w.min()) if side == "l" else (w.min(), w.max())
+        for name, b in (("inner", inner), ("outer", outer)):
+            out[f"{end}_{name}"] = fwd * a + lateral * b + np.array([0.0, 0.0, z])
+    return out
+
+
 def read_site_overrides(path: str | Path) -> dict[str, dict[str, Any]]:
     """The tables of a ``.sites.toml`` override file (see the module docstring).
 
@@ -208,6 +236,8 @@ def with_effector_sites(skel: Skeleton, overrides: Mapping[str, Mapping[str, Any
             if corners is not None:
                 world[f"{side}_sole_back"] = (j, corners[0])
                 world[f"{side}_sole_front"] = (j, corners[1])
+            for k, x in _sole_edges(skel, j, R[j], P[j], fwd, side).items():
+                world[f"{side}_sole_{k}"] = (j, x)
     head = roles.get("head")
     if head is not None:
         world["head"] = (skel.joint_index(head), P[skel.joint_index(head)])
@@ -224,7 +254,7 @@ def with_effector_sites(skel: Skeleton, overrides: Mapping[str, Mapping[str, Any
     offsets: list[np.ndarray] = []
     rots: list[np.ndarray] = []
     taken = set(skel.site_names)
-    for site in ROBOT_SITES + SOLE_SITES:
+    for site in ROBOT_SITES + SOLE_SITES + SOLE_EDGE_SITES:
         ov = overrides.get(site)
         if ov is not None:
             jn = ov.get("joint")
