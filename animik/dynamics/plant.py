@@ -155,7 +155,7 @@ def plant_contacts(motion: Motion, contacts: ContactModel | None = None, mu: flo
                    relocate_fraction: float = 0.2, max_offset: float = 0.25,
                    hold_speed: float = 0.15, transient: float = 0.25,
                    slide_speed: float = 0.2, relocate_min: float = 1.0,
-                   carry_fraction: float = 0.8) -> PlantResult:
+                   carry_fraction: float = 0.8, near_height: float = 0.04) -> PlantResult:
     """Give every infeasible frame without a contact a planted support (module docstring).
 
     Args:
@@ -170,6 +170,8 @@ def plant_contacts(motion: Motion, contacts: ContactModel | None = None, mu: flo
             ``carry_time``, and its speed (over 0.1 s) above ``carry_speed`` on at least
             ``carry_fraction`` of those frames.
         carry_fraction: see ``carry_speed``.
+        near_height: m, an area this close to the support (to the floor when the support is
+            below it) is held too (b).
         reference_weight: m^2/rad^2, pull of the leg IK toward the input pose.
         iterations: Gauss-Newton iterations per frame.
         margin: m, how far inside its stance's polygon a moved stance puts the ZMP.
@@ -221,7 +223,8 @@ def plant_contacts(motion: Motion, contacts: ContactModel | None = None, mu: flo
     floor = chk.floor
     low = np.stack([pts[:, cm.point_area == a, 2].min(axis=1) for a in range(A)], 1) - floor
     # (b) the supports of each frame in need: the area in contact just before (a stance the
-    # detector let go too early), else the lowest; plus every area within 3 cm of the lowest
+    # detector let go too early), else the lowest; plus every area within ``near_height`` of
+    # it (of the floor when it is below the floor)
     sup = -np.ones(T, dtype=np.int64)
     prev = -1
     for t in range(T):
@@ -235,7 +238,10 @@ def plant_contacts(motion: Motion, contacts: ContactModel | None = None, mu: flo
         if prev < 0 or low[t, prev] > low[t, best] + 0.02:
             prev = best
         sup[t] = prev
-        planted[t] = low[t] < low[t, prev] + 0.03
+        # the support is put on the floor (below it: raised to it), so "near" counts from the
+        # floor then: a landing foot 1-4 cm up beside a stance foot 4 cm into the floor is
+        # held too (within the detector's entry height of the floor)
+        planted[t] = low[t] < max(low[t, prev], 0.0) + near_height
     # a hold shorter than the check's Savitzky-Golay window is smoothed away by it: widen each
     # held run by the window on both sides, while the foot is low (a stance, not a swing)
     k = int(round(window * fps))
