@@ -230,3 +230,18 @@ def test_quick_slide_is_not_carried_but_a_belt_is():
     assert np.abs(pr.root_shift).max() == 0.0 and not pr.carried.any()
     pr = plant_contacts(_carried(skel))
     assert pr.carried.sum() > 30
+
+
+@needs_shared
+def test_cmu_02_01_on_body95_planted_and_feasible(tmp_path, capsys):
+    """The shared CMU walk 02_01 retargeted onto body95 (306 of 344 frames infeasible, 37 without
+    a contact: a start transient and double supports whose landing foot rolls 1-4 cm up beside
+    a stance foot 4 cm into the floor): with --plant the written clip passes the independent
+    check (before this round 11 frames stayed infeasible and nothing was written)."""
+    src = SHARED_BVH / "cmu" / "02_01.bvh"
+    ret = tmp_path / "ret"
+    assert main(["retarget", str(src), "--to", "body95", "--out", str(ret), "--quiet"]) == 0
+    clip, out = ret / "02_01.bvh", tmp_path / "o.bvh"
+    assert _verdict(clip, capsys) == 5
+    assert main(["filter", str(clip), "-o", str(out), "--model", "body95", "--plant"]) == 0
+    assert _verdict(out, capsys) == 0
