@@ -12,14 +12,16 @@ method A's correction (:mod:`animik.dynamics.correct`) such frames get a support
     the first pose after them (the last before them);
 (b) **which foot**: the contact area that was in contact just before (a stance extended
     through a heel-strike / toe-off the detector missed), else the lowest one, kept while it
-    stays within 2 cm of the lowest (hysteresis);
+    stays within 2 cm of the lowest (hysteresis); every other area within ``near_height`` of
+    it (of the floor when it is below the floor) is held too;
 (c) **root drift** (a treadmill, a body carried along): where a support's **pivot** (the
     least-moving point of the sole under its fitted rigid 2-D motion,
-    :func:`support_motion_2d`) moves faster than ``carry_speed`` (averaged over
-    ``carry_time``; a foot spinning on its toes turns about a point of its sole: pivot
-    velocity 0, not carried) for longer than ``carry_time``, the root is shifted by minus its horizontal
-    velocity (integrated, smoothed) and lowered by its height above the floor, so the support
-    stands still on the floor; the rest of the clip keeps its shape (a constant offset);
+    :func:`support_motion_2d`) keeps translating -- faster than ``carry_speed`` averaged over
+    ``carry_time``, for longer than ``carry_time``, and on ``carry_fraction`` of those frames
+    over 0.1 s too (a foot spinning on its toes turns about a point of its sole: pivot
+    velocity 0; one quick slide or leap is not sustained) -- the root is shifted by minus
+    its horizontal velocity (integrated, smoothed) and lowered by its height above the floor,
+    so the support stands still on the floor; the rest of the clip keeps its shape;
 (d) **hold the foot**: the support area's sole points follow the input's foot slowed to
     ``hold_speed`` (so the detector sees a stance) and lowered onto the floor, blended in and
     out over ``blend`` seconds, by a damped Gauss-Newton IK on the leg's DoFs only (root,
