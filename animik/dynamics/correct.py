@@ -437,8 +437,12 @@ def plant_and_correct(motion: Motion, options: FilterOptions | None = None, pass
     t0 = time.perf_counter()
     first = check_clip(motion, mu=opt.mu, window=opt.window, contacts=cm)
     cur, best, plants = motion, None, []
-    for _ in range(passes):
-        pl = plant_contacts(cur, cm, mu=opt.mu, window=opt.window)
+    for k in range(passes):
+        # the start / end transient is held once, on the input; a later pass holds the feet of
+        # frames the correction left without contact (freezing the corrected clip's first
+        # frames again adds a kink the check reads as a pull: 02_01, 2 -> 8 frames)
+        pl = plant_contacts(cur, cm, mu=opt.mu, window=opt.window,
+                            **({} if k == 0 else {"transient": 0.0}))
         plants.append(pl)
         res = correct_clip(pl.motion, opt, contacts=cm)
         bad = ~res.check.feasible

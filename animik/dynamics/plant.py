@@ -12,12 +12,16 @@ method A's correction (:mod:`animik.dynamics.correct`) such frames get a support
     the first pose after them (the last before them);
 (b) **which foot**: the contact area that was in contact just before (a stance extended
     through a heel-strike / toe-off the detector missed), else the lowest one, kept while it
-    stays within 2 cm of the lowest (hysteresis);
-(c) **root drift** (a treadmill, a body carried along): where a support moves faster than
-    ``carry_speed`` (its velocity averaged over ``carry_time``: a foot spinning on its toes is
-    not carried) for longer than ``carry_time``, the root is shifted by minus its horizontal
-    velocity (integrated, smoothed) and lowered by its height above the floor, so the support
-    stands still on the floor; the rest of the clip keeps its shape (a constant offset);
+    stays within 2 cm of the lowest (hysteresis); every other area within ``near_height`` of
+    it (of the floor when it is below the floor) is held too;
+(c) **root drift** (a treadmill, a body carried along): where a support's **pivot** (the
+    least-moving point of the sole under its fitted rigid 2-D motion,
+    :func:`support_motion_2d`) keeps translating -- faster than ``carry_speed`` averaged over
+    ``carry_time``, for longer than ``carry_time``, and on ``carry_fraction`` of those frames
+    over 0.1 s too (a foot spinning on its toes turns about a point of its sole: pivot
+    velocity 0; one quick slide or leap is not sustained) -- the root is shifted by minus
+    its horizontal velocity (integrated, smoothed) and lowered by its height above the floor,
+    so the support stands still on the floor; the rest of the clip keeps its shape;
 (d) **hold the foot**: the support area's sole points follow the input's foot slowed to
     ``hold_speed`` (so the detector sees a stance) and lowered onto the floor, blended in and
     out over ``blend`` seconds, by a damped Gauss-Newton IK on the leg's DoFs only (root,
@@ -52,6 +56,7 @@ class PlantResult:
         root_shift: ``(T, 3)`` m, the translation added to the root (c).
         frames: number of frames that had no contact and were infeasible (a).
         frozen: ``(T,)`` bool, transient frames held still (a').
+        carried: ``(T,)`` bool, frames whose support is judged carried along (c).
     """
 
     motion: Motion
@@ -59,6 +64,7 @@ class PlantResult:
     root_shift: np.ndarray
     frames: int
     frozen: np.ndarray
+    carried: np.ndarray | None = None
 
 
 def _dilate(mask: np.ndarray, n: int) -> np.ndarray:
@@ -87,13 +93,71 @@ def _runs(mask: np.ndarray) -> list[tuple[int, int]]:
     return list(zip(np.flatnonzero(d == 1), np.flatnonzero(d == -1), strict=True))
 
 
+def support_motion_2d(points: np.ndarray, fps: float) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """The rigid 2-D motion of one contact area's points on the floor, and its pivot.
+
+    Each frame's horizontal motion is fitted as a planar rigid motion (2-D Kabsch between the
+    frames before and after, central differences; one-sided at the ends): a turn ``th`` and
+    the centroid's displacement, so ``w = th / dt``. Its fixed point ``r`` (``(I - R) r = c1 -
+    R c0``; the instantaneous centre as ``dt -> 0``) is where the velocity field
+    ``v(p) = w J (p - r)`` (``J`` the quarter turn) vanishes. The **pivot** is the point of
+    the area's footprint (the convex hull of its points) nearest to ``r``: ``r`` itself when
+    the area turns about a point of its sole (a spin on the toes: pivot velocity 0), else a
+    point on the hull's edge, whose velocity ``w J (pivot - r)`` is the least of any point of
+    the sole. A support that translates (a treadmill belt) has ``w ~ 0`` and its pivot moves
+    with it.
+
+    Args:
+        points: ``(T, k, 2+)`` the area's points (world x, y first), m.
+        fps: frames per second.
+
+    Returns:
+        ``(v_pivot (T, 2) m/s, w (T,) rad/s, pivot (T, 2) m)``.
+    """
+    X = np.ascontiguousarray(points[..., :2], dtype=float)
+    T = X.shape[0]
+    v_p = np.zeros((T, 2))
+    w = np.zeros(T)
+    pivot = X.mean(axis=1) if T else np.zeros((0, 2))
+    if T < 2:
+        return v_p, w, pivot
+    c = X.mean(axis=1)
+    i0 = np.r_[0, np.arange(T - 2), T - 2]  # central differences, one-sided at the ends
+    i1 = np.r_[1, np.arange(2, T), T - 1]
+    dt = (i1 - i0) / fps
+    a, b = X[i0] - c[i0, None], X[i1] - c[i1, None]
+    cross = (a[..., 0] * b[..., 1] - a[..., 1] * b[..., 0]).sum(axis=1)
+    dot = (a * b).sum(axis=(1, 2))
+    th = np.arctan2(cross, dot)  # the least-squares rotation of the centred points
+    w = th / dt
+    hull_out = np.empty((X.shape[1], 2))
+    near = np.empty(2)
+    for t in range(T):
+        v_p[t] = (c[i1[t]] - c[i0[t]]) / dt[t]
+        if abs(th[t]) < 1e-6:  # no turn: every point moves with the centroid
+            continue
+        # the fixed point r of the fitted motion p -> R (p - c0) + c1: (I - R) r = c1 - R c0
+        co, si = np.cos(th[t]), np.sin(th[t])
+        R = np.array([[co, -si], [si, co]])
+        r = np.linalg.solve(np.eye(2) - R, c[i1[t]] - R @ c[i0[t]])
+        m_ = _support.hull(X[t], hull_out)
+        if m_ == 0:
+            continue
+        _support.signed_distance(hull_out[:m_], m_, r[0], r[1], near)
+        pivot[t] = near
+        d = near - r
+        v_p[t] = w[t] * np.array([-d[1], d[0]])
+    return v_p, w, pivot
+
+
 def plant_contacts(motion: Motion, contacts: ContactModel | None = None, mu: float = 0.7,
                    window: float = 0.1, pad: float = 0.05, blend: float = 0.1,
                    clearance: float = 0.005, carry_speed: float = 0.3, carry_time: float = 0.5,
                    reference_weight: float = 1e-2, iterations: int = 12, margin: float = 0.02,
                    relocate_fraction: float = 0.2, max_offset: float = 0.25,
                    hold_speed: float = 0.15, transient: float = 0.25,
-                   slide_speed: float = 0.2, relocate_min: float = 1.0) -> PlantResult:
+                   slide_speed: float = 0.2, relocate_min: float = 1.0,
+                   carry_fraction: float = 0.8, near_height: float = 0.04) -> PlantResult:
     """Give every infeasible frame without a contact a planted support (module docstring).
 
     Args:
@@ -103,7 +167,13 @@ def plant_contacts(motion: Motion, contacts: ContactModel | None = None, mu: flo
         pad: seconds added around the frames without contact.
         blend: seconds over which a held foot eases in and out.
         clearance: m, the held sole's lowest point above the floor.
-        carry_speed, carry_time: m/s and s of a support moving along (c).
+        carry_speed, carry_time: m/s and s of a support moving along (c): its pivot's
+            velocity averaged over ``carry_time`` above ``carry_speed``, for at least
+            ``carry_time``, and its speed (over 0.1 s) above ``carry_speed`` on at least
+            ``carry_fraction`` of those frames.
+        carry_fraction: see ``carry_speed``.
+        near_height: m, an area this close to the support (to the floor when the support is
+            below it) is held too (b).
         reference_weight: m^2/rad^2, pull of the leg IK toward the input pose.
         iterations: Gauss-Newton iterations per frame.
         margin: m, how far inside its stance's polygon a moved stance puts the ZMP.
@@ -132,7 +202,7 @@ def plant_contacts(motion: Motion, contacts: ContactModel | None = None, mu: flo
     planted = np.zeros((T, A), dtype=bool)
     if not n_need or A == 0:
         return PlantResult(Motion(skel, q, motion.fps, dict(motion.meta)), planted, shift, 0,
-                           np.zeros(T, dtype=bool))
+                           np.zeros(T, dtype=bool), np.zeros(T, dtype=bool))
     fps = motion.fps
     # (a') a start or end transient (a calibration pose, the retargeting IK settling): the
     # clip's first / last frames infeasible without a contact, at most ``transient`` s, are
@@ -154,10 +224,9 @@ def plant_contacts(motion: Motion, contacts: ContactModel | None = None, mu: flo
     pts = cm.points(skel, q)  # (T, P, 3)
     floor = chk.floor
     low = np.stack([pts[:, cm.point_area == a, 2].min(axis=1) for a in range(A)], 1) - floor
-    mid = np.stack([pts[:, cm.point_area == a].mean(axis=1) for a in range(A)], 1)
-    vel = np.gradient(mid[..., :2], 1.0 / fps, axis=0)  # (T, A, 2)
     # (b) the supports of each frame in need: the area in contact just before (a stance the
-    # detector let go too early), else the lowest; plus every area within 3 cm of the lowest
+    # detector let go too early), else the lowest; plus every area within ``near_height`` of
+    # it (of the floor when it is below the floor)
     sup = -np.ones(T, dtype=np.int64)
     prev = -1
     for t in range(T):
@@ -171,7 +240,10 @@ def plant_contacts(motion: Motion, contacts: ContactModel | None = None, mu: flo
         if prev < 0 or low[t, prev] > low[t, best] + 0.02:
             prev = best
         sup[t] = prev
-        planted[t] = low[t] < low[t, prev] + 0.03
+        # the support is put on the floor (below it: raised to it), so "near" counts from the
+        # floor then: a landing foot 1-4 cm up beside a stance foot 4 cm into the floor is
+        # held too (within the detector's entry height of the floor)
+        planted[t] = low[t] < max(low[t, prev], 0.0) + near_height
     # a hold shorter than the check's Savitzky-Golay window is smoothed away by it: widen each
     # held run by the window on both sides, while the foot is low (a stance, not a swing)
     k = int(round(window * fps))
@@ -188,15 +260,23 @@ def plant_contacts(motion: Motion, contacts: ContactModel | None = None, mu: flo
     carried = np.zeros(T, dtype=bool)
     has = sup >= 0
     sv = np.zeros((T, 2))
-    sv[has] = vel[np.flatnonzero(has), sup[has]]
     sh = np.zeros(T)
     sh[has] = low[np.flatnonzero(has), sup[has]] - clearance
-    # a belt carries the support one way; a foot spinning on its toes moves its points' mean in
-    # circles: the velocity averaged over ``carry_time`` tells them apart
+    # a belt carries the whole support one way; a foot spinning on its toes turns about a
+    # point of its sole, which stays put while the other points (and their mean) circle:
+    # the velocity of the support's pivot (its rigid 2-D motion's least-moving point), not
+    # of its points, averaged over ``carry_time``, tells them apart
+    for a in np.unique(sup[has]):
+        on = sup == a
+        sv[on] = support_motion_2d(pts[:, cm.point_area == a], fps)[0][on]
     sva = _smooth(sv, max(1, int(round(carry_time * fps))))
-    fast = has & (np.hypot(sva[:, 0], sva[:, 1]) > carry_speed)
+    # ... and sustained: moving at (almost) every moment too (over 0.1 s), not one quick slide,
+    # leap or start transient that the long average spreads over a second
+    svs = _smooth(sv, max(1, int(round(0.1 * fps))))
+    moving = has & (np.hypot(svs[:, 0], svs[:, 1]) > carry_speed)
+    fast = moving & (np.hypot(sva[:, 0], sva[:, 1]) > carry_speed)
     for s, e in _runs(_dilate(fast, int(round(0.1 * fps))) & has):
-        if e - s >= carry_time * fps:
+        if e - s >= carry_time * fps and moving[s:e].mean() >= carry_fraction:
             carried[s:e] = True
     if carried.any():
         n = max(1, int(round(0.2 * fps)))
@@ -288,7 +368,8 @@ def plant_contacts(motion: Motion, contacts: ContactModel | None = None, mu: flo
         for t in np.flatnonzero(weight[:, a] > 0):
             q[t] = _hold(skel, q[t], dofs, joints, cm.point_local[P_a], target[t, P_a],
                          reference_weight, iterations)
-    return PlantResult(Motion(skel, q, fps, dict(motion.meta)), planted, shift, n_need, frozen)
+    return PlantResult(Motion(skel, q, fps, dict(motion.meta)), planted, shift, n_need, frozen,
+                       carried)
 
 
 def _hold(skel, q0: np.ndarray, dofs: np.ndarray, joints: np.ndarray, local: np.ndarray,

@@ -6,6 +6,7 @@ carried along, a root moved against its support; the written clip passes the ind
 from __future__ import annotations
 
 import numpy as np
+import pytest
 from conftest import SHARED_BVH, needs_shared
 
 import animik
@@ -117,6 +118,130 @@ def test_mocapbank_on_body95_planted_and_feasible(tmp_path, capsys):
     ret = tmp_path / "ret"
     assert main(["retarget", str(src), "--to", "body95", "--out", str(ret), "--quiet"]) == 0
     clip, out = ret / "test_mocapbank.bvh", tmp_path / "o.bvh"
+    assert _verdict(clip, capsys) == 5
+    assert main(["filter", str(clip), "-o", str(out), "--model", "body95", "--plant"]) == 0
+    assert _verdict(out, capsys) == 0
+
+
+def _rise(T, fps, lift=0.08, at=0.5):
+    """``(T,)`` m: 0 for ``at`` s (the floor the check estimates), then up to ``lift`` over
+    0.15 s (on the toes: the detector sees no contact)."""
+    r = np.clip((np.arange(T) / fps - at) / 0.15, 0.0, 1.0)
+    return lift * (3 * r ** 2 - 2 * r ** 3)
+
+
+def _lift_and_spin(skel, q, fps, theta, pivot_area="l_foot", pivot_point=2):
+    """Turn the clip ``q`` about the vertical through one sole point (yaw ``theta (T,)`` of the
+    root, the root slid so that point stays put) and rise onto the toes (:func:`_rise`)."""
+    from animik.dynamics.contacts import contact_model_for_clip
+
+    q = q.copy()
+    q[:, skel.dof_index("pelvis_rz")] += theta
+    cm = contact_model_for_clip(skel, q)
+    a = cm.area_index(pivot_area)
+    p = cm.points(skel, q)[:, np.flatnonzero(cm.point_area == a)[pivot_point], :2]
+    q[:, skel.dof_index("pelvis_tx")] -= p[:, 0] - p[0, 0]
+    q[:, skel.dof_index("pelvis_ty")] -= p[:, 1] - p[0, 1]
+    q[:, skel.dof_index("pelvis_tz")] += _rise(len(q), fps)
+    return q
+
+
+def _one_leg(skel, T):
+    """Crouched, the right foot lifted (the left is the support)."""
+    q = _feet_on_floor(skel, _crouch(skel, T))
+    q[:, skel.dof_index("r_hip_flexion")] += 0.5
+    q[:, skel.dof_index("r_knee_flexion")] += 1.0
+    return q
+
+
+def test_support_motion_2d_pivot_of_rigid_motions():
+    """The pivot's velocity from the fitted rigid 2-D motion: 0 for a turn about a point of
+    the sole, the translation for a slide, ``w x (pivot - centre)`` against finite
+    differences of the exact motion for a turn about a point outside."""
+    from animik.dynamics.plant import support_motion_2d
+
+    fps, T = 120.0, 60
+    t = np.arange(T) / fps
+    sole = np.array([[-0.05, -0.05], [0.14, -0.05], [0.14, 0.05], [-0.05, 0.05], [0.07, 0.0]])
+
+    def moved(theta, centre, slide):
+        c, s = np.cos(theta), np.sin(theta)
+        R = np.stack([np.stack([c, -s], -1), np.stack([s, c], -1)], -2)  # (T, 2, 2)
+        return np.einsum("tab,pb->tpa", R, sole - centre) + centre + slide[:, None]
+
+    w = 2 * np.pi  # one turn a second
+    spin = moved(w * t, sole[1], np.zeros((T, 2)))  # about the toe corner
+    v, om, piv = support_motion_2d(spin, fps)
+    assert np.allclose(om, w, rtol=1e-3)
+    assert np.abs(v).max() < 1e-9 and np.allclose(piv, sole[1], atol=1e-9)
+    slide = moved(np.zeros(T), sole[0], np.outer(t, [1.2, -0.4]))
+    v, om, _ = support_motion_2d(slide, fps)
+    assert np.allclose(om, 0.0) and np.allclose(v, [1.2, -0.4])
+    outside = np.array([0.6, 0.2])  # a turn about a point 0.5 m ahead of the foot
+    X = moved(0.5 * t, outside, np.zeros((T, 2)))
+    v, om, piv = support_motion_2d(X, fps)
+    assert np.allclose(om, 0.5, rtol=1e-3)
+    # the pivot is the sole's point nearest the centre: the edge point on the line to it
+    k = slice(1, -1)
+    assert np.all(np.linalg.norm(piv[k] - outside, axis=1) < np.linalg.norm(
+        X[k] - outside, axis=2).min(axis=1) + 1e-9)
+    exact = 0.5 * np.stack([-(piv[:, 1] - outside[1]), piv[:, 0] - outside[0]], 1)
+    assert np.allclose(v[k], exact[k], atol=2e-4)
+    # no point of the sole moves slower than the pivot (finite differences of the input)
+    fd = np.linalg.norm(np.gradient(X, 1.0 / fps, axis=0), axis=2)
+    assert np.all(np.linalg.norm(v[k], axis=1) <= fd[k].min(axis=1) + 1e-3)
+
+
+@pytest.mark.parametrize("corner", [2, 0], ids=["toe", "heel"])
+def test_spin_on_the_toes_is_not_carried(corner):
+    """A body turning on a corner of its left sole (4 rad/s, 8 cm up: the detector sees no
+    contact) needs a held foot, not a root moved against a 'moving' support: the other points
+    circle, the sole's pivot stands still. Regression: the old rule (the points' mean velocity
+    averaged over 0.5 s) moved the root ~0.3 m on the heel spin (the mean 11 cm from the
+    pivot)."""
+    skel = animik.load_rig("body95")
+    T, fps = 180, 60.0
+    t = np.arange(T) / fps
+    theta = 4.0 * np.clip(t - 0.65, 0.0, None)
+    m = Motion(skel, _lift_and_spin(skel, _one_leg(skel, T), fps, theta, pivot_point=corner),
+               fps)
+    before = check_clip(m)
+    assert (~before.feasible & ~before.check.in_contact.any(axis=1)).sum() > 100
+    pr = plant_contacts(m)
+    assert pr.planted[:, 0].sum() > 100  # the left foot held
+    assert np.abs(pr.root_shift).max() == 0.0
+    assert not pr.carried.any()
+
+
+def test_quick_slide_is_not_carried_but_a_belt_is():
+    """Regression (the old rule averaged the support's speed over 0.5 s, so one quick slide of
+    a low foot -- 0.45 m in 0.15 s, like the pirouette's leap or a start transient -- counted
+    as a treadmill and the root was moved ~0.5 m): the pivot must keep moving on most frames.
+    A support gliding steadily is still carried."""
+    skel = animik.load_rig("body95")
+    T, fps = 150, 60.0
+    t = np.arange(T) / fps
+    q = _feet_on_floor(skel, _crouch(skel, T))
+    q[:, skel.dof_index("pelvis_tz")] += _rise(T, fps)
+    ramp = np.clip((t - 1.0) / 0.15, 0.0, 1.0)
+    q[:, skel.dof_index("pelvis_tx")] += 0.45 * ramp
+    pr = plant_contacts(Motion(skel, q, fps))
+    assert pr.planted.any(axis=1).sum() > 80
+    assert np.abs(pr.root_shift).max() == 0.0 and not pr.carried.any()
+    pr = plant_contacts(_carried(skel))
+    assert pr.carried.sum() > 30
+
+
+@needs_shared
+def test_cmu_02_01_on_body95_planted_and_feasible(tmp_path, capsys):
+    """The shared CMU walk 02_01 retargeted onto body95 (306 of 344 frames infeasible, 37 without
+    a contact: a start transient and double supports whose landing foot rolls 1-4 cm up beside
+    a stance foot 4 cm into the floor): with --plant the written clip passes the independent
+    check (before this round 11 frames stayed infeasible and nothing was written)."""
+    src = SHARED_BVH / "cmu" / "02_01.bvh"
+    ret = tmp_path / "ret"
+    assert main(["retarget", str(src), "--to", "body95", "--out", str(ret), "--quiet"]) == 0
+    clip, out = ret / "02_01.bvh", tmp_path / "o.bvh"
     assert _verdict(clip, capsys) == 5
     assert main(["filter", str(clip), "-o", str(out), "--model", "body95", "--plant"]) == 0
     assert _verdict(out, capsys) == 0
