@@ -37,9 +37,10 @@ import numpy as np
 
 from ..motion import Motion
 from . import _support
+from ._leg_ik import hold_points
 from .clip import check_clip
 from .contacts import ContactModel, contact_model_for_clip
-from .opspace import _axes_and_mass, _jacobian
+from .opspace import _axes_and_mass
 
 
 @dataclass
@@ -285,27 +286,8 @@ def plant_contacts(motion: Motion, contacts: ContactModel | None = None, mu: flo
         dofs = np.flatnonzero(legj[skel.dof_joint])
         if not len(dofs):
             continue
-        for t in np.flatnonzero(weight[:, a] > 0):
-            q[t] = _hold(skel, q[t], dofs, joints, cm.point_local[P_a], target[t, P_a],
-                         reference_weight, iterations)
+        ts = np.flatnonzero(weight[:, a] > 0)  # every held frame in one compiled call
+        q[ts] = hold_points(skel, q[ts], dofs, joints, cm.point_local[P_a],
+                            target[ts][:, P_a], reference_weight, iterations)
     return PlantResult(Motion(skel, q, fps, dict(motion.meta)), planted, shift, n_need, frozen)
 
-
-def _hold(skel, q0: np.ndarray, dofs: np.ndarray, joints: np.ndarray, local: np.ndarray,
-          X: np.ndarray, lam: float, iterations: int) -> np.ndarray:
-    """Damped Gauss-Newton on ``dofs``: points ``local`` of ``joints`` to ``X``, pulled toward
-    ``q0`` with weight ``lam``."""
-    q = q0.copy()
-    for _ in range(iterations):
-        Rw, pw, S, _ = _axes_and_mass(skel, q)
-        x = pw[joints] + np.einsum("pab,pb->pa", Rw[joints], local)
-        r = (X - x).ravel()
-        if np.abs(r).max() < 1e-4:
-            break
-        Jf = _jacobian(skel, Rw, pw, S, joints, local, False)[:, dofs]
-        H = Jf.T @ Jf + lam * np.eye(len(dofs))
-        g = Jf.T @ r - lam * (q[dofs] - q0[dofs])
-        dq = np.linalg.solve(H, g)
-        big = np.abs(dq).max()
-        q[dofs] += dq * min(1.0, 0.2 / big) if big > 0 else dq  # <= 0.2 rad per step
-    return q
