@@ -41,6 +41,7 @@ from ._leg_ik import hold_points
 from .clip import check_clip
 from .contacts import ContactModel, contact_model_for_clip
 from .opspace import _axes_and_mass
+from .treadmill import OvergroundResult, to_overground
 
 
 @dataclass
@@ -51,8 +52,10 @@ class PlantResult:
         motion: the clip with the supports planted (the input when nothing was needed).
         planted: ``(T, A)`` bool, frames where an area is held as a support.
         root_shift: ``(T, 3)`` m, the translation added to the root (c).
-        frames: number of frames that had no contact and were infeasible (a).
+        frames: number of frames that had no contact and were infeasible (a), counted after
+            the treadmill conversion (c0).
         frozen: ``(T,)`` bool, transient frames held still (a').
+        overground: the treadmill conversion (c0) (``sections`` empty when there was none).
     """
 
     motion: Motion
@@ -60,6 +63,7 @@ class PlantResult:
     root_shift: np.ndarray
     frames: int
     frozen: np.ndarray
+    overground: OvergroundResult | None = None
 
 
 def _dilate(mask: np.ndarray, n: int) -> np.ndarray:
@@ -123,6 +127,10 @@ def plant_contacts(motion: Motion, contacts: ContactModel | None = None, mu: flo
     """
     skel = motion.skeleton
     cm = contacts or contact_model_for_clip(skel, motion.q)
+    # (c0) a treadmill (a support carried for seconds at a near-constant velocity): the
+    # clip seen from the belt, on the floor (animik.dynamics.treadmill)
+    tm = to_overground(motion, cm)
+    motion = tm.motion
     chk = check_clip(motion, mu=mu, window=window, contacts=cm)
     T, A = chk.check.in_contact.shape
     ic = chk.check.in_contact
@@ -132,8 +140,8 @@ def plant_contacts(motion: Motion, contacts: ContactModel | None = None, mu: flo
     shift = np.zeros((T, 3))
     planted = np.zeros((T, A), dtype=bool)
     if not n_need or A == 0:
-        return PlantResult(Motion(skel, q, motion.fps, dict(motion.meta)), planted, shift, 0,
-                           np.zeros(T, dtype=bool))
+        return PlantResult(Motion(skel, q, motion.fps, dict(motion.meta)), planted,
+                           shift + tm.shift, 0, np.zeros(T, dtype=bool), tm)
     fps = motion.fps
     # (a') a start or end transient (a calibration pose, the retargeting IK settling): the
     # clip's first / last frames infeasible without a contact, at most ``transient`` s, are
@@ -289,5 +297,6 @@ def plant_contacts(motion: Motion, contacts: ContactModel | None = None, mu: flo
         ts = np.flatnonzero(weight[:, a] > 0)  # every held frame in one compiled call
         q[ts] = hold_points(skel, q[ts], dofs, joints, cm.point_local[P_a],
                             target[ts][:, P_a], reference_weight, iterations)
-    return PlantResult(Motion(skel, q, fps, dict(motion.meta)), planted, shift, n_need, frozen)
+    return PlantResult(Motion(skel, q, fps, dict(motion.meta)), planted, shift + tm.shift,
+                       n_need, frozen, tm)
 
