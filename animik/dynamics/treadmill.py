@@ -15,7 +15,9 @@ a valid overground walk with the *same accelerations*. Here:
     ``median_time`` (heel strikes and toe-offs roll the sole) then averaged over
     ``belt_smooth`` seconds (twice, a triangle): near constant, so the root gains almost no
     acceleration; a **belt section** is where its speed exceeds ``carry_speed`` for at least
-    ``min_time`` seconds (a spin on the toes or a slide is not a belt);
+    ``min_time`` seconds with a foot on the surface in at least ``min_support`` of its frames
+    (a spin on the toes or a slide is not a belt, nor are feet that touch their lowest point
+    once a turn: pedalling a stationary bike, the shared louise.bvh, section 5e);
 (c) **overground**: the root moves by minus the belt's integrated velocity (the body walks
     forward instead of the belt moving back) and is lowered by the surface height (the deck
     brought to the floor; the step up onto it becomes a smoothed step on level ground). The
@@ -94,7 +96,7 @@ def belt_and_surface(motion: Motion, contacts: ContactModel | None = None,
                      surface_smooth: float = 0.3,
                      stance_band: float = 0.03, median_time: float = 0.3,
                      belt_smooth: float = 1.0, carry_speed: float = 0.3,
-                     min_time: float = 2.0):
+                     min_time: float = 2.0, min_support: float = 0.6):
     """Detect a moving support (module docstring (a), (b)).
 
     Args:
@@ -106,6 +108,8 @@ def belt_and_surface(motion: Motion, contacts: ContactModel | None = None,
         stance_band: m, a foot within this of the surface stands on it.
         median_time, belt_smooth: s, the belt velocity's running median and average.
         carry_speed, min_time: m/s and s, a belt section is faster than this for this long.
+        min_support: a belt section has a foot on the surface in at least this share of its
+            frames.
 
     Returns:
         ``(belt (T, 2) m/s, surface (T,) m, sections [(start, end)], floor m)``; ``belt`` is
@@ -144,7 +148,11 @@ def belt_and_surface(motion: Motion, contacts: ContactModel | None = None,
     vb = _smooth(_running(vs, max(1, int(round(median_time * fps))), np.median),
                  max(1, int(round(belt_smooth * fps))))
     fast = np.hypot(vb[:, 0], vb[:, 1]) > carry_speed
-    sections = [(s, e) for s, e in _runs(fast) if e - s >= min_time * fps]
+    # a belt carries the body only while a foot stands on it: walking keeps a foot on the
+    # surface all the time, running ~70 %; feet touching the surface for a moment once a turn
+    # (pedalling: the crank's bottom, a third of the time) are not carried by it
+    sections = [(s, e) for s, e in _runs(fast)
+                if e - s >= min_time * fps and has[s:e].mean() >= min_support]
     if not sections:
         return belt, surface, sections, float(floor)
     # the belt over its sections widened by the average's reach (its whole estimate: where

@@ -6,6 +6,7 @@ clip passes the independent ``animik feasibility`` at every frame."""
 from __future__ import annotations
 
 import numpy as np
+from conftest import SHARED_BVH, needs_shared
 
 import animik
 from animik.cli import main
@@ -13,6 +14,7 @@ from animik.dynamics import check_clip
 from animik.dynamics.contacts import contact_model_for_clip
 from animik.dynamics.treadmill import belt_and_surface, to_overground
 from animik.io.bvh_compat import write_bvh_compatible
+from animik.kinematics import forward_kinematics
 from animik.motion import Motion
 
 DECK = 0.2  # m, the belt above the floor
@@ -104,3 +106,66 @@ def test_filter_writes_a_feasible_overground_clip(tmp_path, capsys):
     assert main(["filter", str(src), "-o", str(out), "--model", "body95", "--plant"]) == 0
     capsys.readouterr()
     assert main(["feasibility", str(out), "--model", "body95", "--every", "0"]) == 0
+
+
+def _pedalling(skel, fps=50.0, seconds=5.0, rpm=80.0, crank=0.17):
+    """A body whose pelvis stays put while its feet turn cranks (a stationary bike): each
+    sole follows a vertical circle of radius ``crank``, the two half a turn apart; the lowest
+    point of each turn moves at ``crank * omega`` (1.4 m/s), as fast as a belt."""
+    from animik.dynamics._leg_ik import hold_points
+
+    T = int(seconds * fps)
+    q = _standing(skel, T)
+    cm = contact_model_for_clip(skel, q)
+    pts = cm.points(skel, q)
+    w = rpm / 60.0 * 2 * np.pi
+    t = np.arange(T) / fps
+    anc = skel.joint_ancestor_mask
+    root = int(np.flatnonzero(skel.parents < 0)[0])
+    for a in range(cm.n_areas):
+        P_a = np.flatnonzero(cm.point_area == a)
+        ph = w * t + np.pi * a
+        X = pts[:, P_a].copy()
+        X[..., 0] += crank * np.sin(ph)[:, None]
+        X[..., 2] += crank * (1 - np.cos(ph))[:, None]  # the turn's bottom at the floor
+        joints = cm.point_joint[P_a]
+        legj = anc[np.unique(joints)].any(axis=0)
+        legj[root] = False
+        dofs = np.flatnonzero(legj[skel.dof_joint])
+        q = hold_points(skel, q, dofs, joints, cm.point_local[P_a], X, 1e-4, 40)
+    return Motion(skel, q, fps)
+
+
+def test_pedalling_is_not_a_belt():
+    skel = animik.load_rig("body95")
+    m = _pedalling(skel)
+    # the floor is given: a clip of nothing but pedalling has no still foot to estimate it
+    belt, _s, sections, _f = belt_and_surface(m, floor=0.0, min_support=0.0)
+    assert sections  # as fast as a belt at the bottom of each turn ...
+    belt, _s, sections, _f = belt_and_surface(m, floor=0.0)
+    assert sections == [] and not belt.any()  # ... but no foot stays on it
+    assert to_overground(m, floor=0.0).motion is m
+
+
+@needs_shared
+def test_louise_is_pedalling_not_a_belt():
+    """The shared optitrack louise.bvh, thought a raised-treadmill walk: after 6.5 s standing
+    and a mount, the feet turn circles of ~0.18 m radius half a turn apart (83 rpm) while the
+    hips and wrists hold still within 1-2 cm (saddle, handlebars): a stationary bike. Its feet
+    reach the belt speed at the bottom of each turn but touch that surface < 1/3 of the time."""
+    from animik.io.bvh import read_bvh
+
+    m = read_bvh(SHARED_BVH / "optitrack_adelaide" / "louise.bvh")
+    fk = forward_kinematics(m.skeleton, m.q[1100:])
+    toes = [m.skeleton.site_names.index(f"{s}Ankle_end") for s in ("Left", "Right")]
+    for k in toes:
+        p = fk.site_positions[:, k][:, [0, 2]]  # the pedalling plane (x forward, z up)
+        A = np.column_stack([p, np.ones(len(p))])
+        D, E, F = np.linalg.lstsq(A, -(p ** 2).sum(axis=1), rcond=None)[0]
+        c = np.array([-D / 2, -E / 2])
+        r = np.sqrt(c @ c - F)
+        assert 0.15 < r < 0.2 and np.abs(np.hypot(*(p - c).T) - r).std() < 0.02
+    wrists = [m.skeleton.joint_names.index(f"{s}Wrist") for s in ("Left", "Right")]
+    assert fk.joint_positions[:, wrists].std(axis=0).max() < 0.02
+    assert belt_and_surface(m, min_support=0.0)[2]  # fast at the bottom of each turn
+    assert belt_and_surface(m)[2] == []
