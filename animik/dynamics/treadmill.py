@@ -10,21 +10,26 @@ a valid overground walk with the *same accelerations*. Here:
     minima over the ``surface_window`` before and after the frame (longer than a flight
     phase, so a swing does not count; a step up is followed at once) is the height of what
     the feet stand on (0 on the floor, the deck's height on a raised treadmill);
+(a') **raised stances**: a surface higher than ``raise_min`` (above the detector's release
+    height) for ``raise_time`` or longer (a deck, a step, a pedal stood on) is brought to the
+    floor as well, belt or not;
 (b) **the belt**: the horizontal velocity of the feet standing on that surface (within
     ``stance_band`` of it), interpolated over frames without one, a running median over
     ``median_time`` (heel strikes and toe-offs roll the sole) then averaged over
     ``belt_smooth`` seconds (twice, a triangle): near constant, so the root gains almost no
     acceleration; a **belt section** is where its speed exceeds ``carry_speed`` for at least
     ``min_time`` seconds with a foot on the surface in at least ``min_support`` of its frames
-    (a spin on the toes or a slide is not a belt, nor are feet that touch their lowest point
-    once a turn: pedalling a stationary bike, the shared louise.bvh, section 5e);
+    and the check's detector finding a contact on at most ``max_detected`` of them (a belt
+    moves the stance foot faster than a contact may slide; a spin on the toes or a slide is
+    not a belt, nor are feet that touch their lowest point once a turn: pedalling a
+    stationary bike, the shared louise.bvh, section 5e);
 (c) **overground**: the root moves by minus the belt's integrated velocity (the body walks
     forward instead of the belt moving back) and is lowered by the surface height (the deck
     brought to the floor; the step up onto it becomes a smoothed step on level ground). The
     belt's residual changes in speed (a few tenths of a m/s over a step) remain on the stance
     foot; the plant step holds it (:func:`animik.dynamics.plant.plant_contacts` (d)).
 
-Only clips with a belt section are changed. Nothing here decides feasibility: the command
+Only clips with a belt section or a raised stance are changed. Nothing here decides feasibility: the command
 checks the written file.
 """
 
@@ -48,8 +53,10 @@ class OvergroundResult:
         motion: the converted clip (the input itself when no belt was found).
         shift: ``(T, 3)`` m, the translation added to the root.
         belt: ``(T, 2)`` m/s, the belt velocity taken out (0 outside belt sections).
-        surface: ``(T,)`` m, height above the floor of the surface the feet stand on.
+        surface: ``(T,)`` m, the height the root is lowered by: the surface the feet stand on,
+            over belt sections and raised stances.
         sections: ``[start, end)`` frame ranges of the belt sections.
+        raised: ``[start, end)`` frame ranges of raised stances (a').
     """
 
     motion: Motion
@@ -57,6 +64,7 @@ class OvergroundResult:
     belt: np.ndarray
     surface: np.ndarray
     sections: list[tuple[int, int]]
+    raised: list[tuple[int, int]]
 
 
 def _smooth(a: np.ndarray, n: int) -> np.ndarray:
@@ -92,11 +100,13 @@ def _runs(mask: np.ndarray) -> list[tuple[int, int]]:
 
 
 def belt_and_surface(motion: Motion, contacts: ContactModel | None = None,
-                     floor: float | None = None, surface_window: float = 0.6,
-                     surface_smooth: float = 0.3,
+                     floor: float | None = None, surface_window: float = 1.0,
+                     surface_smooth: float = 0.5,
                      stance_band: float = 0.03, median_time: float = 0.3,
                      belt_smooth: float = 1.0, carry_speed: float = 0.3,
-                     min_time: float = 2.0, min_support: float = 0.6):
+                     min_time: float = 2.0, min_support: float = 0.6,
+                     raise_min: float = 0.1, raise_time: float = 0.5,
+                     max_detected: float = 0.5):
     """Detect a moving support (module docstring (a), (b)).
 
     Args:
@@ -110,17 +120,21 @@ def belt_and_surface(motion: Motion, contacts: ContactModel | None = None,
         carry_speed, min_time: m/s and s, a belt section is faster than this for this long.
         min_support: a belt section has a foot on the surface in at least this share of its
             frames.
+        max_detected: a belt section has a contact detected by the check on at most this
+            share of its frames.
+        raise_min, raise_time: m and s, a raised stance is a surface higher than this for
+            this long.
 
     Returns:
-        ``(belt (T, 2) m/s, surface (T,) m, sections [(start, end)], floor m)``; ``belt`` is
-        zero outside the sections.
+        ``(belt (T, 2) m/s, surface (T,) m, sections [(start, end)], raised [(start, end)],
+        floor m)``; ``belt`` is zero outside the belt sections, ``surface`` (the height the
+        body is lowered by) outside the belt sections and raised stances.
     """
     skel, fps = motion.skeleton, motion.fps
     cm = contacts or contact_model_for_clip(skel, motion.q)
     q = np.asarray(motion.q, dtype=float)
     T, A = q.shape[0], cm.n_areas
-    if floor is None:
-        floor = detect_clip_contacts(skel, q, fps, None, cm)[1]
+    flags, floor = detect_clip_contacts(skel, q, fps, floor, cm)
     pts = cm.points(skel, q)
     low = np.stack([pts[:, cm.point_area == a, 2].min(axis=1) for a in range(A)], 1) - floor
     mid = np.stack([pts[:, cm.point_area == a, :2].mean(axis=1) for a in range(A)], 1)
@@ -133,15 +147,26 @@ def belt_and_surface(motion: Motion, contacts: ContactModel | None = None,
     surf_raw = np.maximum(np.maximum(_running(lowest, n_s, np.min, 0),
                                      _running(lowest, n_s, np.min, n_s - 1)), 0.0)
     on = low < surf_raw[:, None] + stance_band  # (T, A)
-    cnt = on.sum(axis=1)
+    has = on.any(axis=1)
+    # the support's velocity: the lowest foot on the surface (the stance foot; a swing foot
+    # skims the surface only for moments, which the running median removes)
+    sup = np.argmin(np.where(on, low, np.inf), axis=1)
     vs = np.full((T, 2), np.nan)
-    has = cnt > 0
-    vs[has] = (vel * on[..., None]).sum(axis=1)[has] / cnt[has, None]
+    vs[has] = vel[np.flatnonzero(has), sup[has]]
     belt = np.zeros((T, 2))
     sections: list[tuple[int, int]] = []
-    surface = _smooth(surf_raw, max(1, int(round(surface_smooth * fps))))
+    # (a') a raised stance: the surface above ``raise_min`` (higher than the detector lets a
+    # contact be) for at least ``raise_time``: the body is lowered by it there
+    raised = [(s, e) for s, e in _runs(surf_raw > raise_min) if e - s >= raise_time * fps]
+
+    def lowered() -> np.ndarray:
+        lift = np.zeros(T, dtype=bool)
+        for s, e in raised + sections:
+            lift[s:e] = True
+        return _smooth(np.where(lift, surf_raw, 0.0), max(1, int(round(surface_smooth * fps))))
+
     if has.sum() < 2:
-        return belt, surface, sections, float(floor)
+        return belt, lowered(), sections, raised, float(floor)
     idx = np.arange(T)
     for c in range(2):  # frames without a foot on the surface: interpolated
         vs[:, c] = np.interp(idx, idx[has], vs[has, c])
@@ -151,10 +176,14 @@ def belt_and_surface(motion: Motion, contacts: ContactModel | None = None,
     # a belt carries the body only while a foot stands on it: walking keeps a foot on the
     # surface all the time, running ~70 %; feet touching the surface for a moment once a turn
     # (pedalling: the crank's bottom, a third of the time) are not carried by it
+    # and a belt moves the stance foot faster than the check's detector accepts a contact: a
+    # section where it finds stances on most frames is walking on the floor
+    stance = flags.any(axis=1)
     sections = [(s, e) for s, e in _runs(fast)
-                if e - s >= min_time * fps and has[s:e].mean() >= min_support]
+                if e - s >= min_time * fps and has[s:e].mean() >= min_support
+                and stance[s:e].mean() <= max_detected]
     if not sections:
-        return belt, surface, sections, float(floor)
+        return belt, lowered(), sections, raised, float(floor)
     # the belt over its sections widened by the average's reach (its whole estimate: where
     # the belt starts, the average spreads it over that reach, and cutting there would lose
     # part of its travel), eased out beyond that (no jump in the root's velocity)
@@ -164,7 +193,7 @@ def belt_and_surface(motion: Motion, contacts: ContactModel | None = None,
         inside[max(0, s - 2 * nb):e + 2 * nb] = True
     gate = _smooth(inside.astype(float), max(1, nb // 2))
     belt = vb * np.maximum(gate, inside)[:, None]
-    return belt, surface, sections, float(floor)
+    return belt, lowered(), sections, raised, float(floor)
 
 
 def to_overground(motion: Motion, contacts: ContactModel | None = None,
@@ -181,11 +210,11 @@ def to_overground(motion: Motion, contacts: ContactModel | None = None,
     """
     skel, fps = motion.skeleton, motion.fps
     cm = contacts or contact_model_for_clip(skel, motion.q)
-    belt, surface, sections, _floor = belt_and_surface(motion, cm, **kwargs)
+    belt, surface, sections, raised, _floor = belt_and_surface(motion, cm, **kwargs)
     T = motion.q.shape[0]
     shift = np.zeros((T, 3))
-    if not sections:
-        return OvergroundResult(motion, shift, belt, surface, sections)
+    if not sections and not raised:
+        return OvergroundResult(motion, shift, belt, surface, sections, raised)
     # trapezoidal integral: the root's velocity gains -belt, its acceleration -d(belt)/dt
     shift[1:, :2] = -np.cumsum(0.5 * (belt[1:] + belt[:-1]), axis=0) / fps
     shift[:, 2] = -surface
@@ -196,4 +225,4 @@ def to_overground(motion: Motion, contacts: ContactModel | None = None,
     Sr = _axes_and_mass(skel, q[0])[2][slides, 3:]  # the slides' world directions
     q[:, slides] += np.linalg.solve(Sr.T, shift.T).T
     return OvergroundResult(Motion(skel, q, fps, dict(motion.meta)), shift, belt, surface,
-                            sections)
+                            sections, raised)
