@@ -11,8 +11,8 @@ a valid overground walk with the *same accelerations*. Here:
     phase, so a swing does not count; a step up is followed at once) is the height of what
     the feet stand on (0 on the floor, the deck's height on a raised treadmill);
 (a') **raised stances**: a surface higher than ``raise_min`` (above the detector's release
-    height) for ``raise_time`` or longer (a deck, a step, a pedal stood on) is brought to the
-    floor as well, belt or not;
+    height) for ``raise_time`` or longer while the support is not carried along (standing on
+    a deck, a step, a pedal) is brought to the floor as well;
 (b) **the belt**: the horizontal velocity of the feet standing on that surface (within
     ``stance_band`` of it), interpolated over frames without one, a running median over
     ``median_time`` (heel strikes and toe-offs roll the sole) then averaged over
@@ -155,9 +155,14 @@ def belt_and_surface(motion: Motion, contacts: ContactModel | None = None,
     vs[has] = vel[np.flatnonzero(has), sup[has]]
     belt = np.zeros((T, 2))
     sections: list[tuple[int, int]] = []
-    # (a') a raised stance: the surface above ``raise_min`` (higher than the detector lets a
-    # contact be) for at least ``raise_time``: the body is lowered by it there
-    raised = [(s, e) for s, e in _runs(surf_raw > raise_min) if e - s >= raise_time * fps]
+    raised: list[tuple[int, int]] = []
+
+    def stances(fast: np.ndarray) -> list[tuple[int, int]]:
+        """(a') raised stances: the surface above ``raise_min`` (higher than the detector lets
+        a contact be) for at least ``raise_time``, the support not carried along (a fast
+        support is a belt, or a pedal: section 5e)."""
+        return [(s, e) for s, e in _runs((surf_raw > raise_min) & ~fast)
+                if e - s >= raise_time * fps]
 
     def lowered() -> np.ndarray:
         lift = np.zeros(T, dtype=bool)
@@ -166,6 +171,7 @@ def belt_and_surface(motion: Motion, contacts: ContactModel | None = None,
         return _smooth(np.where(lift, surf_raw, 0.0), max(1, int(round(surface_smooth * fps))))
 
     if has.sum() < 2:
+        raised = stances(np.zeros(T, dtype=bool))
         return belt, lowered(), sections, raised, float(floor)
     idx = np.arange(T)
     for c in range(2):  # frames without a foot on the surface: interpolated
@@ -173,6 +179,7 @@ def belt_and_surface(motion: Motion, contacts: ContactModel | None = None,
     vb = _smooth(_running(vs, max(1, int(round(median_time * fps))), np.median),
                  max(1, int(round(belt_smooth * fps))))
     fast = np.hypot(vb[:, 0], vb[:, 1]) > carry_speed
+    raised = stances(fast)
     # a belt carries the body only while a foot stands on it: walking keeps a foot on the
     # surface all the time, running ~70 %; feet touching the surface for a moment once a turn
     # (pedalling: the crank's bottom, a third of the time) are not carried by it
