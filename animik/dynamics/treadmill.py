@@ -165,10 +165,13 @@ def belt_and_surface(motion: Motion, contacts: ContactModel | None = None,
                 if e - s >= raise_time * fps]
 
     def lowered() -> np.ndarray:
+        # the surface itself over the runs widened by the average's width: the average then
+        # eases the body down and up while the feet leave or join the surface, not before
+        ns = max(1, int(round(surface_smooth * fps)))
         lift = np.zeros(T, dtype=bool)
         for s, e in raised + sections:
-            lift[s:e] = True
-        return _smooth(np.where(lift, surf_raw, 0.0), max(1, int(round(surface_smooth * fps))))
+            lift[max(0, s - ns):e + ns] = True
+        return _smooth(np.where(lift, surf_raw, 0.0), ns)
 
     if has.sum() < 2:
         raised = stances(np.zeros(T, dtype=bool))
@@ -179,7 +182,10 @@ def belt_and_surface(motion: Motion, contacts: ContactModel | None = None,
     vb = _smooth(_running(vs, max(1, int(round(median_time * fps))), np.median),
                  max(1, int(round(belt_smooth * fps))))
     fast = np.hypot(vb[:, 0], vb[:, 1]) > carry_speed
-    raised = stances(fast)
+    # a stance stays "still" until the support itself moves (the median alone: the belt's
+    # average reaches a second ahead)
+    vm = _running(vs, max(1, int(round(median_time * fps))), np.median)
+    raised = stances(np.hypot(vm[:, 0], vm[:, 1]) > carry_speed)
     # a belt carries the body only while a foot stands on it: walking keeps a foot on the
     # surface all the time, running ~70 %; feet touching the surface for a moment once a turn
     # (pedalling: the crank's bottom, a third of the time) are not carried by it
