@@ -13,8 +13,8 @@ a valid overground walk with the *same accelerations*. Here:
 (a') **raised stances**: a surface higher than ``raise_min`` (above the detector's release
     height) for ``raise_time`` or longer while the support is not carried along (standing on
     a deck, a step, a pedal) is brought to the floor as well;
-(b) **the belt**: the horizontal velocity of the feet standing on that surface (within
-    ``stance_band`` of it), interpolated over frames without one, a running median over
+(b) **the belt**: the horizontal velocity of the lowest foot standing on that surface
+    (within ``stance_band`` of it), interpolated over frames without one, a running median over
     ``median_time`` (heel strikes and toe-offs roll the sole) then averaged over
     ``belt_smooth`` seconds (twice, a triangle): near constant, so the root gains almost no
     acceleration; a **belt section** is where its speed exceeds ``carry_speed`` for at least
@@ -29,8 +29,8 @@ a valid overground walk with the *same accelerations*. Here:
     belt's residual changes in speed (a few tenths of a m/s over a step) remain on the stance
     foot; the plant step holds it (:func:`animik.dynamics.plant.plant_contacts` (d)).
 
-Only clips with a belt section or a raised stance are changed. Nothing here decides feasibility: the command
-checks the written file.
+Only clips with a belt section or a raised stance are changed. Nothing here decides
+feasibility: the command checks the written file.
 """
 
 from __future__ import annotations
@@ -179,17 +179,16 @@ def belt_and_surface(motion: Motion, contacts: ContactModel | None = None,
     idx = np.arange(T)
     for c in range(2):  # frames without a foot on the surface: interpolated
         vs[:, c] = np.interp(idx, idx[has], vs[has, c])
-    vb = _smooth(_running(vs, max(1, int(round(median_time * fps))), np.median),
-                 max(1, int(round(belt_smooth * fps))))
+    vm = _running(vs, max(1, int(round(median_time * fps))), np.median)
+    vb = _smooth(vm, max(1, int(round(belt_smooth * fps))))
     fast = np.hypot(vb[:, 0], vb[:, 1]) > carry_speed
     # a stance stays "still" until the support itself moves (the median alone: the belt's
     # average reaches a second ahead)
-    vm = _running(vs, max(1, int(round(median_time * fps))), np.median)
     raised = stances(np.hypot(vm[:, 0], vm[:, 1]) > carry_speed)
     # a belt carries the body only while a foot stands on it: walking keeps a foot on the
     # surface all the time, running ~70 %; feet touching the surface for a moment once a turn
-    # (pedalling: the crank's bottom, a third of the time) are not carried by it
-    # and a belt moves the stance foot faster than the check's detector accepts a contact: a
+    # (pedalling: the crank's bottom, a third of the time) are not carried by it; and a
+    # belt moves the stance foot faster than the check's detector accepts a contact: a
     # section where it finds stances on most frames is walking on the floor
     stance = flags.any(axis=1)
     sections = [(s, e) for s, e in _runs(fast)
