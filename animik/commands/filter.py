@@ -134,6 +134,18 @@ def run(args: argparse.Namespace) -> int:
                                                              for p in plants)) * 100, 3),
                         "transient_frames_held": int(planted.frozen.sum())}
         pr = r["planted"]
+        og = planted.overground  # a treadmill or a raised stance brought to the floor
+        if og is not None and (og.sections or og.raised):
+            sec = [[round(a / motion.fps, 2), round(b / motion.fps, 2)] for a, b in og.sections]
+            pr["overground"] = {
+                "belt_sections_s": sec,
+                "raised_s": [[round(a / motion.fps, 2), round(b / motion.fps, 2)]
+                             for a, b in og.raised],
+                "belt_speed_max_m_s": round(float(np.hypot(*og.belt.T).max()), 3),
+                "lowered_max_cm": round(float(og.surface.max()) * 100, 2)}
+            ov = pr["overground"]
+            print(f"  overground: belt sections {sec} s (up to {ov['belt_speed_max_m_s']} m/s),"
+                  f" raised stances {ov['raised_s']} s, lowered up to {ov['lowered_max_cm']} cm")
         print(f"  planted ({len(plants)} passes): {planted.frames} infeasible frames without "
               f"contact; frames held per area {pr['planted_frames_per_area']}; root moved up to "
               f"{pr['root_shift_max_cm']} cm; {pr['transient_frames_held']} start/end transient "

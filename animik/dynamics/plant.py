@@ -41,9 +41,11 @@ import numpy as np
 
 from ..motion import Motion
 from . import _support
+from ._leg_ik import hold_points
 from .clip import check_clip
 from .contacts import ContactModel, contact_model_for_clip
-from .opspace import _axes_and_mass, _jacobian
+from .opspace import _axes_and_mass
+from .treadmill import OvergroundResult, to_overground
 
 
 @dataclass
@@ -54,9 +56,11 @@ class PlantResult:
         motion: the clip with the supports planted (the input when nothing was needed).
         planted: ``(T, A)`` bool, frames where an area is held as a support.
         root_shift: ``(T, 3)`` m, the translation added to the root (c).
-        frames: number of frames that had no contact and were infeasible (a).
+        frames: number of frames that had no contact and were infeasible (a), counted after
+            the treadmill conversion (c0).
         frozen: ``(T,)`` bool, transient frames held still (a').
         carried: ``(T,)`` bool, frames whose support is judged carried along (c).
+        overground: the treadmill conversion (c0) (``sections`` empty when there was none).
     """
 
     motion: Motion
@@ -65,6 +69,7 @@ class PlantResult:
     frames: int
     frozen: np.ndarray
     carried: np.ndarray | None = None
+    overground: OvergroundResult | None = None
 
 
 def _dilate(mask: np.ndarray, n: int) -> np.ndarray:
@@ -192,6 +197,10 @@ def plant_contacts(motion: Motion, contacts: ContactModel | None = None, mu: flo
     """
     skel = motion.skeleton
     cm = contacts or contact_model_for_clip(skel, motion.q)
+    # (c0) a treadmill (a support carried for seconds at a near-constant velocity): the
+    # clip seen from the belt, on the floor (animik.dynamics.treadmill)
+    tm = to_overground(motion, cm)
+    motion = tm.motion
     chk = check_clip(motion, mu=mu, window=window, contacts=cm)
     T, A = chk.check.in_contact.shape
     ic = chk.check.in_contact
@@ -201,8 +210,9 @@ def plant_contacts(motion: Motion, contacts: ContactModel | None = None, mu: flo
     shift = np.zeros((T, 3))
     planted = np.zeros((T, A), dtype=bool)
     if not n_need or A == 0:
-        return PlantResult(Motion(skel, q, motion.fps, dict(motion.meta)), planted, shift, 0,
-                           np.zeros(T, dtype=bool), np.zeros(T, dtype=bool))
+        return PlantResult(Motion(skel, q, motion.fps, dict(motion.meta)), planted,
+                           shift + tm.shift, 0, np.zeros(T, dtype=bool), np.zeros(T, dtype=bool),
+                           tm)
     fps = motion.fps
     # (a') a start or end transient (a calibration pose, the retargeting IK settling): the
     # clip's first / last frames infeasible without a contact, at most ``transient`` s, are
@@ -365,28 +375,9 @@ def plant_contacts(motion: Motion, contacts: ContactModel | None = None, mu: flo
         dofs = np.flatnonzero(legj[skel.dof_joint])
         if not len(dofs):
             continue
-        for t in np.flatnonzero(weight[:, a] > 0):
-            q[t] = _hold(skel, q[t], dofs, joints, cm.point_local[P_a], target[t, P_a],
-                         reference_weight, iterations)
-    return PlantResult(Motion(skel, q, fps, dict(motion.meta)), planted, shift, n_need, frozen,
-                       carried)
+        ts = np.flatnonzero(weight[:, a] > 0)  # every held frame in one compiled call
+        q[ts] = hold_points(skel, q[ts], dofs, joints, cm.point_local[P_a],
+                            target[ts][:, P_a], reference_weight, iterations)
+    return PlantResult(Motion(skel, q, fps, dict(motion.meta)), planted, shift + tm.shift,
+                       n_need, frozen, carried, tm)
 
-
-def _hold(skel, q0: np.ndarray, dofs: np.ndarray, joints: np.ndarray, local: np.ndarray,
-          X: np.ndarray, lam: float, iterations: int) -> np.ndarray:
-    """Damped Gauss-Newton on ``dofs``: points ``local`` of ``joints`` to ``X``, pulled toward
-    ``q0`` with weight ``lam``."""
-    q = q0.copy()
-    for _ in range(iterations):
-        Rw, pw, S, _ = _axes_and_mass(skel, q)
-        x = pw[joints] + np.einsum("pab,pb->pa", Rw[joints], local)
-        r = (X - x).ravel()
-        if np.abs(r).max() < 1e-4:
-            break
-        Jf = _jacobian(skel, Rw, pw, S, joints, local, False)[:, dofs]
-        H = Jf.T @ Jf + lam * np.eye(len(dofs))
-        g = Jf.T @ r - lam * (q[dofs] - q0[dofs])
-        dq = np.linalg.solve(H, g)
-        big = np.abs(dq).max()
-        q[dofs] += dq * min(1.0, 0.2 / big) if big > 0 else dq  # <= 0.2 rad per step
-    return q

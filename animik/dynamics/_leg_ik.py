@@ -1,0 +1,132 @@
+"""Batched leg IK of the plant step (docs/dynamics.md section 5d (d)): sole points to targets.
+
+One compiled call runs the damped Gauss-Newton of every held frame: per frame, the forward
+kinematics of :func:`animik._kernels.fk_one` (world DoF axes and the points they act at), the
+points' Jacobian on the chosen DoFs (revolute ``w x (x - p)``, prismatic ``w``: seed C's
+geometric columns, as :func:`animik._kernels.jac_one`), and the normal equations
+``(J^T J + lam I) dq = J^T r - lam (q - q0)`` with steps of at most ``max_step`` rad.
+Replaces a per-frame Python loop that ran the composite-rigid-body algorithm (the mass
+matrix, unused) at every iteration.
+"""
+
+from __future__ import annotations
+
+import numba as nb
+import numpy as np
+
+from .._kernels import fk_one
+from ..kinematics import kernel_args
+from ..skeleton import Skeleton
+
+
+@nb.njit(cache=True, nogil=True)
+def hold_batch(q0, X, dofs, joints, local, chain, lam, iterations, max_step, tol,
+               parents, offsets, rest_rots, dof_start, dof_type, dof_axis, out):
+    """Damped Gauss-Newton per frame: ``q0 (B, n)``, targets ``X (B, P, 3)`` -> ``out (B, n)``.
+
+    ``dofs (m,)`` are the DoFs moved, ``joints (P,)`` / ``local (P, 3)`` the points (m, joint
+    frame), ``chain (P, m)`` whether DoF ``dofs[i]`` moves point ``p``.
+    """
+    B, n = q0.shape
+    P = joints.shape[0]
+    m = dofs.shape[0]
+    J = parents.shape[0]
+    Rw = np.empty((J, 3, 3))
+    pw = np.empty((J, 3))
+    wax = np.empty((n, 3))
+    wpt = np.empty((n, 3))
+    x = np.empty((P, 3))
+    Jf = np.zeros((3 * P, m))
+    r = np.empty(3 * P)
+    H = np.empty((m, m))
+    g = np.empty(m)
+    for b in range(B):
+        q = q0[b].copy()
+        for _ in range(iterations):
+            fk_one(q, parents, offsets, rest_rots, dof_start, dof_type, dof_axis, Rw, pw, wax,
+                   wpt)
+            rmax = 0.0
+            for p in range(P):
+                j = joints[p]
+                for a in range(3):
+                    x[p, a] = pw[j, a] + Rw[j, a, 0] * local[p, 0] + Rw[j, a, 1] * local[p, 1] \
+                        + Rw[j, a, 2] * local[p, 2]
+                    r[3 * p + a] = X[b, p, a] - x[p, a]
+                    if abs(r[3 * p + a]) > rmax:
+                        rmax = abs(r[3 * p + a])
+            if rmax < tol:
+                break
+            for p in range(P):
+                for i in range(m):
+                    k = dofs[i]
+                    if not chain[p, i]:
+                        Jf[3 * p, i] = 0.0
+                        Jf[3 * p + 1, i] = 0.0
+                        Jf[3 * p + 2, i] = 0.0
+                        continue
+                    w0, w1, w2 = wax[k, 0], wax[k, 1], wax[k, 2]
+                    if dof_type[k] == 0:
+                        dx = x[p, 0] - wpt[k, 0]
+                        dy = x[p, 1] - wpt[k, 1]
+                        dz = x[p, 2] - wpt[k, 2]
+                        Jf[3 * p, i] = w1 * dz - w2 * dy
+                        Jf[3 * p + 1, i] = w2 * dx - w0 * dz
+                        Jf[3 * p + 2, i] = w0 * dy - w1 * dx
+                    else:
+                        Jf[3 * p, i] = w0
+                        Jf[3 * p + 1, i] = w1
+                        Jf[3 * p + 2, i] = w2
+            for i in range(m):
+                s = 0.0
+                for rr in range(3 * P):
+                    s += Jf[rr, i] * r[rr]
+                g[i] = s - lam * (q[dofs[i]] - q0[b, dofs[i]])
+                for l in range(i, m):
+                    s = 0.0
+                    for rr in range(3 * P):
+                        s += Jf[rr, i] * Jf[rr, l]
+                    H[i, l] = s
+                    H[l, i] = s
+                H[i, i] += lam
+            dq = np.linalg.solve(H, g)
+            big = 0.0
+            for i in range(m):
+                if abs(dq[i]) > big:
+                    big = abs(dq[i])
+            scale = min(1.0, max_step / big) if big > 0 else 1.0
+            for i in range(m):
+                q[dofs[i]] += dq[i] * scale
+        out[b] = q
+
+
+def hold_points(skel: Skeleton, q0: np.ndarray, dofs: np.ndarray, joints: np.ndarray,
+                local: np.ndarray, X: np.ndarray, lam: float, iterations: int,
+                max_step: float = 0.2, tol: float = 1e-4) -> np.ndarray:
+    """Move ``dofs`` of each pose so that points ``local`` of ``joints`` reach ``X``.
+
+    Args:
+        skel: the skeleton.
+        q0: ``(B, n_dof)`` poses (the reference each frame is pulled toward).
+        dofs: ``(m,)`` DoF indices moved (a leg's).
+        joints: ``(P,)`` joint of each point. local: ``(P, 3)`` m, the points in their joints.
+        X: ``(B, P, 3)`` m, world targets.
+        lam: m^2/rad^2, weight of the pull toward ``q0``.
+        iterations: Gauss-Newton iterations (at most) per frame.
+        max_step: rad, the largest DoF change per iteration.
+        tol: m, stop when every residual component is below it.
+
+    Returns:
+        ``(B, n_dof)`` poses.
+    """
+    q0 = np.ascontiguousarray(q0, dtype=float)
+    out = np.empty_like(q0)
+    if q0.shape[0] == 0:
+        return out
+    dofs = np.ascontiguousarray(dofs, dtype=np.int64)
+    joints = np.ascontiguousarray(joints, dtype=np.int64)
+    chain = np.ascontiguousarray(skel.joint_ancestor_mask[joints][:, skel.dof_joint[dofs]])
+    par, off, rr, ds, dt, dax = kernel_args(skel)[:6]
+    hold_batch(q0, np.ascontiguousarray(X, dtype=float), dofs, joints,
+               np.ascontiguousarray(local, dtype=float), chain, float(lam), int(iterations),
+               float(max_step), float(tol), par, off, rr, ds, dt, dax, out)
+    return out

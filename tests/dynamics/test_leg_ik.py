@@ -1,0 +1,71 @@
+"""The plant step's batched leg IK (animik.dynamics._leg_ik.hold_points) equals the per-frame
+Python Gauss-Newton it replaced (kept here as the reference: the composite-rigid-body pass for
+the DoF axes, opspace's Jacobian, numpy's solve), frame by frame, on a short walk of body95."""
+
+from __future__ import annotations
+
+import numpy as np
+
+import animik
+from animik.dynamics._leg_ik import hold_points
+from animik.dynamics.contacts import contact_model_for_clip
+from animik.dynamics.opspace import _axes_and_mass, _jacobian
+
+
+def _hold_reference(skel, q0, dofs, joints, local, X, lam, iterations):
+    """The plant step's former ``_hold`` (one frame), verbatim."""
+    q = q0.copy()
+    for _ in range(iterations):
+        Rw, pw, S, _ = _axes_and_mass(skel, q)
+        x = pw[joints] + np.einsum("pab,pb->pa", Rw[joints], local)
+        r = (X - x).ravel()
+        if np.abs(r).max() < 1e-4:
+            break
+        Jf = _jacobian(skel, Rw, pw, S, joints, local, False)[:, dofs]
+        H = Jf.T @ Jf + lam * np.eye(len(dofs))
+        g = Jf.T @ r - lam * (q[dofs] - q0[dofs])
+        dq = np.linalg.solve(H, g)
+        big = np.abs(dq).max()
+        q[dofs] += dq * min(1.0, 0.2 / big) if big > 0 else dq
+    return q
+
+
+def _walk(skel, T=40):
+    """Hips, knees and ankles swinging, the pelvis swaying: a short stepping clip."""
+    t = np.arange(T) / 30.0
+    q = np.tile(skel.rest_q, (T, 1))
+    for side, ph in (("l", 0.0), ("r", np.pi)):
+        q[:, skel.dof_index(f"{side}_hip_flexion")] += 0.4 * np.sin(2 * np.pi * t + ph)
+        q[:, skel.dof_index(f"{side}_knee_flexion")] += 0.5 + 0.4 * np.sin(2 * np.pi * t + ph)
+        q[:, skel.dof_index(f"{side}_ankle_dorsiflexion")] += 0.2 * np.cos(2 * np.pi * t + ph)
+    q[:, skel.dof_index("pelvis_tx")] += 0.05 * np.sin(2 * np.pi * t)
+    return q
+
+
+def test_hold_points_equals_the_per_frame_reference():
+    skel = animik.load_rig("body95")
+    q = _walk(skel)
+    cm = contact_model_for_clip(skel, q)
+    pts = cm.points(skel, q)
+    anc = skel.joint_ancestor_mask
+    root = int(np.flatnonzero(skel.parents < 0)[0])
+    moved = 0.0
+    for a in range(len(cm.names)):
+        P_a = np.flatnonzero(cm.point_area == a)
+        joints = cm.point_joint[P_a]
+        legj = anc[np.unique(joints)].any(axis=0)
+        legj[root] = False
+        dofs = np.flatnonzero(legj[skel.dof_joint])
+        # targets: the sole flattened onto the floor and pulled 3 cm back (a held stance)
+        X = pts[:, P_a].copy()
+        X[..., 2] = 0.005
+        X[..., 0] -= 0.03
+        got = hold_points(skel, q, dofs, joints, cm.point_local[P_a], X, 1e-2, 12)
+        for t in range(len(q)):
+            ref = _hold_reference(skel, q[t], dofs, joints, cm.point_local[P_a], X[t], 1e-2, 12)
+            np.testing.assert_allclose(got[t], ref, atol=1e-9)
+        untouched = np.setdiff1d(np.arange(skel.n_dof), dofs)
+        assert np.array_equal(got[:, untouched], q[:, untouched])
+        moved = max(moved, float(np.abs(got - q).max()))
+    assert moved > 0.05  # the IK did work
+
