@@ -19,6 +19,7 @@ from .. import _cli_args as _args
 from .._table import format_table
 from ..dynamics.clip import DEFAULT_WINDOW, check_clip
 from ..dynamics.model import with_model_of
+from ..dynamics.offfloor import held_off_floor
 from ..dynamics.report import plot_png, summary, table_rows, to_dict
 from ..dynamics.zmp import check_mu
 from ..io._atomic import atomic_write
@@ -114,11 +115,17 @@ def run(args: argparse.Namespace) -> int:
     print(f"  min ZMP margin {s['min_margin_m']} m, max friction ratio {s['max_friction_ratio']}, "
           f"peak torque {s['peak_torque_nm']} N m ({s['peak_torque_dof']}, frame "
           f"{s['peak_torque_frame']})")
+    held = held_off_floor(motion, floor=res.floor) if not s["feasible"] else []
+    if held:
+        print("  held still with no foot near the floor (a seat, a bike, a rail? the check knows "
+              "only the floor): " + ", ".join(f"frames {a}-{b - 1}" for a, b in held))
     print(f"  check {t2 - t1:.3f} s ({T / max(t2 - t1, 1e-9):,.0f} frames/s); read"
           f"{' + retarget' if args.rig else ''} {t1 - t0:.3f} s")
     try:
         if args.json:
-            atomic_write(args.json, json.dumps(to_dict(res, motion, str(args.clip)), indent=1))
+            report = {**to_dict(res, motion, str(args.clip)),
+                      "held_off_floor_frames": [[a, b - 1] for a, b in held]}
+            atomic_write(args.json, json.dumps(report, indent=1))
             print(f"  json: {args.json}")
         if args.plot:
             plot_png(res, motion, args.plot, title=f"{name}: feasibility (mu = {res.mu:g})")

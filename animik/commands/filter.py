@@ -23,6 +23,7 @@ from ..dynamics.correct import correct_clip, plant_and_correct
 from ..dynamics.filter import FilterDivergedError, FilterOptions
 from ..dynamics.method_b import method_b_clip
 from ..dynamics.model import with_model_of
+from ..dynamics.offfloor import held_off_floor
 from ..io._atomic import atomic_write
 from ..io.bvh import read_bvh
 from ..io.bvh_compat import write_bvh_compatible
@@ -92,6 +93,19 @@ def _ranges(frames: list[int]) -> str:
     return ", ".join(out[:12]) + (" ..." if len(out) > 12 else "")
 
 
+def _not_met(args: argparse.Namespace, error: str, extra: dict | None = None) -> int:
+    """Exit 5 with nothing written but the ``--json`` report saying why."""
+    if args.json:
+        try:
+            atomic_write(args.json, json.dumps({"input": args.clip, "output": args.output,
+                                                "written": False, "error": error,
+                                                **(extra or {})}, indent=1))
+        except OSError as err:
+            print(f"animik filter: error: cannot write: {err}", file=sys.stderr)
+            return EXIT_OS
+    return EXIT_NOT_MET
+
+
 def run(args: argparse.Namespace) -> int:
     t0 = time.perf_counter()
     opts = FilterOptions(mu=args.mu).checked()
@@ -104,6 +118,15 @@ def run(args: argparse.Namespace) -> int:
     elif args.model:
         motion = Motion(with_model_of(motion.skeleton, load_rig(args.model)), motion.q,
                         motion.fps, dict(motion.meta))
+    held = held_off_floor(motion)  # a seat, a bike, a rail: not a floor the check knows
+    if held:
+        spans = ", ".join(f"{a / motion.fps:.2f}-{b / motion.fps:.2f} s (frames {a}-{b - 1})"
+                          for a, b in held)
+        msg = (f"the body is held still with no foot near the floor over {spans}: something "
+               "that is not the floor carries it (a seat, a bike, a rail?); the check knows only "
+               "floor contacts, so no correction can make those frames feasible")
+        print(f"animik filter: goal not met: {msg}; nothing written", file=sys.stderr)
+        return _not_met(args, msg, {"held_off_floor_frames": [[a, b - 1] for a, b in held]})
     # B: seed D method B (contact springs, inverse inertia), simulated (animik.dynamics.method_b)
     planted, plants = None, []
     try:
@@ -117,14 +140,7 @@ def run(args: argparse.Namespace) -> int:
             res = method_b_clip(motion, opts)
     except FilterDivergedError as e:  # method B's body fell: goal not met, nothing written
         print(f"animik filter: goal not met: {e}; nothing written", file=sys.stderr)
-        if args.json:
-            try:
-                atomic_write(args.json, json.dumps({"input": args.clip, "output": args.output,
-                                                    "written": False, "error": str(e)}, indent=1))
-            except OSError as err:
-                print(f"animik filter: error: cannot write: {err}", file=sys.stderr)
-                return EXIT_OS
-        return EXIT_NOT_MET
+        return _not_met(args, str(e))
     r = res.report(motion)
     if planted is not None:
         r["planted"] = {"passes": len(plants), "frames_without_contact": planted.frames,
