@@ -13,6 +13,7 @@ from animik.cli import main
 from animik.dynamics import check_clip
 from animik.dynamics.filter import DynamicsFilter
 from animik.dynamics.method_b import SpringOptions, base_inverse_inertia, method_b_clip
+from animik.dynamics.sole_balance import BalanceOptions
 from animik.dynamics.zmp import FeasibilityError
 from animik.io.bvh_compat import write_bvh_compatible
 from animik.motion import Motion
@@ -60,13 +61,31 @@ def test_method_b_holds_a_standing_body_on_its_springs():
     assert res.history[-1][0] == (~after.feasible).sum()
 
 
-def test_method_b_command_writes_nothing_unless_every_frame_passes(tmp_path, capsys):
+def test_method_b_command_writes_the_sway_feasible(tmp_path, capsys):
+    """The fast lumbar sway (its ZMP leaves the feet) retargeted onto body95 by the command:
+    method B with its balance law writes it, and ``animik feasibility`` of the written file
+    (contacts, floor and derivatives found afresh, body95's masses) passes every frame."""
     skel = animik.load_rig("body95")
     src, out = tmp_path / "s.bvh", tmp_path / "o.bvh"
     write_bvh_compatible(_sway(skel), src)
-    # The fast sway puts the ZMP outside the feet: on springs the body tips (method B has no
-    # balance law of its own), so the command must refuse to write (exit 5).
+    assert main(["feasibility", str(src), "--model", "body95", "--every", "0"]) == 5
     rc = main(["filter", str(src), "-o", str(out), "--method", "B", "--rig", "body95"])
+    assert rc == 0 and out.exists()
+    capsys.readouterr()
+    assert main(["feasibility", str(out), "--model", "body95", "--every", "0"]) == 0
+
+
+def test_method_b_command_writes_nothing_unless_every_frame_passes(tmp_path, capsys):
+    """Without the balance law the sway tips the body over (docs/dynamics.md 5c): the
+    command's contract holds -- exit 5, nothing written."""
+    skel = animik.load_rig("body95")
+    src, out = tmp_path / "s.bvh", tmp_path / "o.bvh"
+    write_bvh_compatible(_sway(skel), src)
+    with pytest.MonkeyPatch.context() as mp:
+        import animik.commands.filter as cmd
+        mp.setattr(cmd, "method_b_clip",
+                   lambda m, o: method_b_clip(m, o, balance=BalanceOptions(enabled=False)))
+        rc = main(["filter", str(src), "-o", str(out), "--method", "B", "--rig", "body95"])
     err = capsys.readouterr().err
     assert rc == 5 and not out.exists() and "nothing written" in err
 
