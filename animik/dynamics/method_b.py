@@ -14,13 +14,18 @@ Reconstruction (the seed's formulas were images; docs/dynamics.md section 5c):
     ``f_n = k_S d + k_D u`` (penetration ``d``, its rate ``u``; never pulling), tangential a
     spring to the point where it touched down plus a damper, clipped to
     ``friction_safety * mu * f_n``; summed to ``f_C``;
-(d) the pinned links (the contact feet of the input, pinned where they land) get reference
-    accelerations ``r̈_i,ref = k_p (x* - x) - k_d ẋ``;
+(d) the pinned links (the support soles of the input) get reference accelerations
+    ``r̈_i,ref = k_p (x* - x) - k_d ẋ``; with the balance law
+    (:mod:`animik.dynamics.sole_balance`, the default) ``x*`` is where the sole must be for
+    its springs to give a capture-point law's wrench -- the only way the motion can move the
+    centre of pressure, since the base rows fix the momentum rate to the springs' wrench;
+    without it (``BalanceOptions(enabled=False)``) the soles are pinned where they land;
 (e) solved together with the joint references ``q̈_ref`` (the input clip, PD-tracked): a
     least-squares problem in ``q̈`` with the six base rows (a)-(c) as equalities -- these rows
     are exactly the ``A_w q̈ + b = W_C`` of method A with ``W_C`` the springs' wrench, so the
     same Cholesky/KKT closed form (:func:`animik.dynamics.filter._constrain`) serves;
-(f) semi-implicit Euler with substeps (the springs are stiff).
+(f) semi-implicit Euler with substeps (the springs are stiff), after a settling phase (the
+    first frame held, not written) in which the springs take the weight.
 
 Because the floor wrench is by construction a sum of pushing, friction-bounded point forces,
 every integrator state is feasible; whether the written clip is (Savitzky-Golay derivatives,
