@@ -52,6 +52,9 @@ class BalanceOptions:
         vertical: also track the input's COM height with the springs' normal force (off: the
             height is whatever the springs and the joint references give; straight legs
             cannot push the soles down anyway).
+        feedforward: add the input's own LIP centre of pressure, ``p = p_ref + (1 + k/ω)(ξ −
+            ξ_ref)`` (off: on an infeasible input the clamped feed-forward kicks the COM behind
+            the heels -- measured on the lumbar sway, docs/dynamics.md 5c).
         ridge: ridge of the sole displacement solve (relative to the mean eigenvalue).
         length: the sole scale (m) that makes moments comparable with forces.
         max_step: a sole target moves no point of the sole further than this (m): a heel far
