@@ -7,11 +7,12 @@ soles are: how deep each sole point sits in the floor and how far its tangential
 stretched. This module turns a wanted centre-of-mass acceleration into sole pin targets:
 
 1. **COM law** (linear inverted pendulum, ``ω = √(g / h)``): the capture point
-   ``ξ = c + ċ/ω`` obeys ``ξ̇ = ω (ξ − p)``; choosing the centre of pressure
-   ``p = p_ref + (1 + k/ω)(ξ − ξ_ref)`` (``p_ref``, ``ξ_ref`` the input's, each moved into the
-   support polygon shrunk by ``margin``) makes ``ξ − ξ_ref`` decay at rate ``k``; ``p`` itself
-   is clamped into the shrunk polygon. Vertically a critically damped PD pulls the COM height to
-   the input's (``|z̈| ≤ 0.5 g``). The wanted force goes through the COM (no moment about it):
+   ``ξ = c + ċ/ω`` obeys ``ξ̇ = ω (ξ − p)``; the centre of pressure
+   ``p = ξ + (k/ω)(ξ − ξ_ref)`` (``ξ_ref`` the input's capture point moved ``ref_margin``
+   inside the support polygon) drives ``ξ`` to ``ξ_ref`` at rate ``k``; ``p`` itself is clamped
+   ``margin`` inside the polygon. Vertically a critically damped PD pulls the COM height to
+   the input's (``|z̈| ≤ 0.5 g``; used while settling, or with ``vertical``).
+   The wanted force goes through the COM (no moment about it):
    ``F_z = m (g + z̈)``, ``F_xy = F_z (c − p) / h``.
 2. **Sole stiffness**: the wanted wrench is ``W* = (p × F + n_z e_z, F)`` (``n_z`` the
    springs' present free moment: yaw is left to the tangential springs). Moving sole ``s`` by
