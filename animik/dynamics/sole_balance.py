@@ -11,7 +11,7 @@ stretched. This module turns a wanted centre-of-mass acceleration into sole pin 
    ``p = ξ + (k/ω)(ξ − ξ_ref)`` (``ξ_ref`` the input's capture point moved ``ref_margin``
    inside the support polygon) drives ``ξ`` to ``ξ_ref`` at rate ``k``; ``p`` itself is clamped
    ``margin`` inside the polygon. Vertically a critically damped PD pulls the COM height to
-   the input's (``|z̈| ≤ 0.5 g``; used while settling, or with ``vertical``).
+   the input's (``|z̈| ≤ 0.5 g``; used with ``vertical``).
    The wanted force goes through the COM (no moment about it):
    ``F_z = m (g + z̈)``, ``F_xy = F_z (c − p) / h``.
 2. **Sole stiffness**: the wanted wrench is ``W* = (p × F + n_z e_z, F)`` (``n_z`` the
