@@ -14,13 +14,18 @@ Reconstruction (the seed's formulas were images; docs/dynamics.md section 5c):
     ``f_n = k_S d + k_D u`` (penetration ``d``, its rate ``u``; never pulling), tangential a
     spring to the point where it touched down plus a damper, clipped to
     ``friction_safety * mu * f_n``; summed to ``f_C``;
-(d) the pinned links (the contact feet of the input, pinned where they land) get reference
-    accelerations ``r̈_i,ref = k_p (x* - x) - k_d ẋ``;
+(d) the pinned links (the support soles of the input) get reference accelerations
+    ``r̈_i,ref = k_p (x* - x) - k_d ẋ``; with the balance law
+    (:mod:`animik.dynamics.sole_balance`, the default) ``x*`` is where the sole must be for
+    its springs to give a capture-point law's wrench -- the only way the motion can move the
+    centre of pressure, since the base rows fix the momentum rate to the springs' wrench;
+    without it (``BalanceOptions(enabled=False)``) the soles are pinned where they land;
 (e) solved together with the joint references ``q̈_ref`` (the input clip, PD-tracked): a
     least-squares problem in ``q̈`` with the six base rows (a)-(c) as equalities -- these rows
     are exactly the ``A_w q̈ + b = W_C`` of method A with ``W_C`` the springs' wrench, so the
     same Cholesky/KKT closed form (:func:`animik.dynamics.filter._constrain`) serves;
-(f) semi-implicit Euler with substeps (the springs are stiff).
+(f) semi-implicit Euler with substeps (the springs are stiff), after a settling phase (the
+    first frame held, not written) in which the springs take the weight.
 
 Because the floor wrench is by construction a sum of pushing, friction-bounded point forces,
 every integrator state is feasible; whether the written clip is (Savitzky-Golay derivatives,
@@ -30,7 +35,7 @@ contacts detected afresh) is what the command checks.
 from __future__ import annotations
 
 import time
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 import numpy as np
 import scipy.linalg as sla
@@ -39,7 +44,17 @@ from ..motion import Motion
 from .clip import check_clip, clip_states, detect_clip_contacts
 from .contacts import contact_model_for_clip
 from .correct import CorrectionResult
-from .filter import DynamicsFilter, FilterDivergedError, FilterOptions, Pin, _constrain, _support_gaps
+from .filter import (
+    DynamicsFilter,
+    FilterDivergedError,
+    FilterOptions,
+    Pin,
+    _constrain,
+    _support_gaps,
+    momentum_of,
+)
+from .inverse import momentum, rnea
+from .sole_balance import BalanceOptions, desired_force, small_rotation, sole_displacements, sole_stiffness
 from .zmp import FeasibilityError
 
 
@@ -58,6 +73,9 @@ class SpringOptions:
             only whips the joints (measured: 1, 10, 100 all worse on the lumbar sway).
         max_deviation: the simulation stops (diverged) when a DoF is further than this from
             the input (rad or m): the body has fallen.
+        settle: the first frame is held still on the springs for this long (s) before the
+            clip starts: the body settles onto them (without it the first frames fall the
+            static sink freely and the check sees a pulling floor there).
     """
 
     static_sink: float = 0.001
@@ -66,6 +84,7 @@ class SpringOptions:
     w_pin: float = 0.01
     w_base: float = 0.01
     max_deviation: float = 3.0
+    settle: float = 0.5
 
 
 def _check(o: SpringOptions) -> SpringOptions:
@@ -73,6 +92,8 @@ def _check(o: SpringOptions) -> SpringOptions:
         v = getattr(o, name)
         if not (np.isfinite(v) and v > 0):
             raise FeasibilityError(f"{name} must be a positive number, got {v!r}")
+    if not (np.isfinite(o.settle) and o.settle >= 0):
+        raise FeasibilityError(f"settle must be >= 0 s, got {o.settle!r}")
     if int(o.substeps) < 1:
         raise FeasibilityError(f"substeps must be >= 1, got {o.substeps!r}")
     return o
@@ -90,14 +111,49 @@ def base_inverse_inertia(filt: DynamicsFilter, q: np.ndarray, joints, points,
     return Jb @ np.linalg.solve(M[np.ix_(base, base)], Jb.T)
 
 
+def _balance_pins(filt: DynamicsFilter, bal: BalanceOptions, support: np.ndarray,
+                  x: np.ndarray, W: np.ndarray, q: np.ndarray,
+                  v: np.ndarray, c_ref: np.ndarray, cd_ref: np.ndarray, cdd_ref: np.ndarray,
+                  k_s: float, mass: float, g: float) -> dict[int, Pin]:
+    """The sole pins of the balance law (after ``filt.terms``): the support areas' joints
+    moved so that their springs give the capture-point law's force (module sole_balance)."""
+    if not support.any():
+        return {}, W
+    cm = filt.contacts
+    poly = filt.polygon(support)
+    c, cd = momentum_of(filt, q, v)
+    F, p = desired_force(c, cd, c_ref, cd_ref, cdd_ref, poly, filt.floor, g, mass, bal)
+    sel = np.flatnonzero(support[cm.point_area])
+    areas = np.flatnonzero(support)
+    joints = filt.area_joint[areas]
+    sole = np.searchsorted(areas, cm.point_area[sel])
+    K = sole_stiffness(x[sel], sole, filt.pw[joints], k_s, bal.length)
+    Wd = np.concatenate([np.cross([p[0], p[1], filt.floor], F), F])
+    Wd[2] = W[2]  # the free (yaw) moment is left to the tangential springs
+    if not bal.vertical:
+        Wd[5] = W[5]
+        Wd[:2] = np.cross([p[0], p[1], filt.floor], [F[0], F[1], W[5]])[:2]
+    dl = sole_displacements(K, Wd - W, bal.length, bal.ridge)
+    for i in range(len(areas)):  # no sole point moves more than max_step
+        r = x[sel[sole == i]] - filt.pw[joints[i]]
+        step = np.linalg.norm(dl[i, :3] + np.cross(dl[i, 3:], r), axis=1).max()
+        if step > bal.max_step:
+            dl[i] *= bal.max_step / step
+    return {int(a): Pin(int(j), filt.pw[j] + d[:3], small_rotation(d[3:]) @ filt.Rw[j])
+            for a, j, d in zip(areas, joints, dl, strict=True)}, Wd
+
+
 def method_b_clip(motion: Motion, options: FilterOptions | None = None,
-                  springs: SpringOptions = SpringOptions()) -> CorrectionResult:
+                  springs: SpringOptions = SpringOptions(),
+                  balance: BalanceOptions | None = None) -> CorrectionResult:
     """Method B over a whole clip (module docstring): simulate, then check the written poses.
 
     Args:
         motion: input clip (free-floating root). options: ``mu``, ``friction_safety``,
             ``track_hz``, ``pin_hz``, ``w_root``, ``window``, ``max_accel`` are used.
         springs: :class:`SpringOptions`.
+        balance: :class:`animik.dynamics.sole_balance.BalanceOptions` (the balance law acting
+            on the sole pins' references; ``enabled=False``: the soles pinned where they land).
 
     Returns:
         :class:`CorrectionResult` (``check`` is :func:`check_clip` of the output with contacts
@@ -109,6 +165,7 @@ def method_b_clip(motion: Motion, options: FilterOptions | None = None,
     """
     opt = (options or FilterOptions()).checked()
     sp_ = _check(springs)
+    bal = (balance or BalanceOptions()).checked()
     t0 = time.perf_counter()
     skel = motion.skeleton
     root = int(np.flatnonzero(skel.parents < 0)[0])
@@ -120,6 +177,8 @@ def method_b_clip(motion: Motion, options: FilterOptions | None = None,
     ref = clip_states(skel, motion.q, motion.fps, window=opt.window)
     flags, floor = detect_clip_contacts(skel, ref.q, motion.fps, None, cm)
     flags = _support_gaps(skel, ref.q, flags, floor, opt.flight_height, cm)
+    if bal.enabled:  # the sole pins realise the balance law's wrench at sole_hz
+        opt = replace(opt, pin_hz=bal.sole_hz)
     filt = DynamicsFilter(skel, opt, floor, contacts=cm)
     T, n = ref.q.shape
     P = len(cm.point_joint)
@@ -135,20 +194,47 @@ def method_b_clip(motion: Motion, options: FilterOptions | None = None,
     wq = np.full(n, opt.w_joint)
     wq[base] = sp_.w_base
     H = np.diag(wq)
-    q, v = ref.q[0].copy(), ref.qd[0].copy()
+    # The settling frames: the first pose, still, then ramped smoothly (smoothstep over the
+    # last ramp seconds) into the input's first velocity, so that the clip starts in motion.
+    R = int(round(sp_.settle * motion.fps))
+    tr = min(sp_.settle, 0.4)
+    u = np.clip((np.arange(-R, 0) / motion.fps + tr) / tr, 0.0, 1.0)[:, None] if R else np.zeros((0, 1))
+    rq = np.concatenate([ref.q[:1] - ref.qd[:1] * tr * (0.5 - u ** 3 + 0.5 * u ** 4), ref.q])
+    rqd = np.concatenate([ref.qd[:1] * (3 * u ** 2 - 2 * u ** 3), ref.qd])
+    rqdd = np.concatenate([ref.qd[:1] * (6 * u - 6 * u ** 2) / tr, ref.qdd])
+    rflags = np.concatenate([np.repeat(flags[:1], R, 0), flags])
+    q, v = rq[0].copy(), rqd[0].copy()
+    # Start on the springs: the lowest sole point sunk by the static sink (a body dropped onto
+    # them from zero depth would start with a free fall and a bounce).
+    filt.terms(q, v)
+    zs = filt.pw[cm.point_joint, 2] + np.einsum("pb,pb->p", filt.Rw[cm.point_joint, 2],
+                                                 cm.point_local)
+    lift = float(zs.min()) - floor + sp_.static_sink
+    kz = base[int(np.argmax(np.abs(filt.S[base, 5])))]  # the root DoF that moves up
+    if abs(filt.S[kz, 5]) > 0.5 and (filt.S[kz, :3] == 0).all():
+        q[kz] -= lift / filt.S[kz, 5]
     out = np.empty((T, n))
     anchor = np.full((P, 3), np.nan)  # (c) tangential spring anchors
     pins: dict[int, Pin] = {}
-    for t in range(T):
-        out[t] = q
+    if bal.enabled:
+        mref = momentum(skel, rq, rqd)
+        com_ref, comd_ref = mref.com, mref.com_velocity
+        cdd_ref = rnea(skel, rq, rqd, rqdd).wrench[:, 3:] / mass + filt.g
+        w_pin = bal.w_sole
+        z_off = 0.0
+    else:
+        w_pin = sp_.w_pin
+    for t in range(R + T):
+        if t >= R:
+            out[t - R] = q
         for _ in range(sp_.substeps):
             filt.terms(q, v)
             # (d) pinned links: the input's contact feet, where they land
-            for a in range(cm.n_areas):
-                if flags[t, a] and a not in pins:
+            for a in range(cm.n_areas if not bal.enabled else 0):
+                if rflags[t, a] and a not in pins:
                     j = int(filt.area_joint[a])
                     pins[a] = Pin(j, filt.pw[j].copy(), filt.Rw[j].copy())
-                elif not flags[t, a]:
+                elif not rflags[t, a]:
                     pins.pop(a, None)
             # (c) spring-damper contact forces at the points
             pj = cm.point_joint
@@ -172,24 +258,40 @@ def method_b_clip(motion: Motion, options: FilterOptions | None = None,
             anchor[over, :2] = x[over, :2] + ft[over] / k_s
             f[:, :2], f[:, 2] = ft, fn
             W = np.concatenate([np.cross(x, f).sum(axis=0), f.sum(axis=0)])
+            if bal.enabled:  # (d) the balance law sets the sole pins (sole_balance 1-3)
+                if t < R:  # settling: the COM height is whatever the springs give (the input's
+                    # soles need not lie flat on the floor), tracked from the clip's start on
+                    z_off = momentum_of(filt, q, v)[0][2] - com_ref[t, 2]
+                cr = com_ref[t] + np.array([0.0, 0.0, z_off])
+                # the springs' elastic part: the sole PD then sets the wrench's response
+                # (the dampers would add a lag k_D / k_S to the loop)
+                fe = np.zeros((P, 3))
+                fe[:, 2] = k_s * d * touching
+                fe[touching, :2] = -k_s * (x[touching, :2] - anchor[touching, :2])
+                We = np.concatenate([np.cross(x, fe).sum(axis=0), fe.sum(axis=0)])
+                pins, Wd = _balance_pins(filt, bal, rflags[t], x, We, q, v, cr, comd_ref[t],
+                                         cdd_ref[t], k_s, mass, g)
+                if t < R:  # settling (not written): the body is held by the law's wrench
+                    # while the soles come flat and their springs take it over
+                    W = Wd + (W - We)
             # (e) joint references, PD-tracked, clipped; pins as weighted rows
-            qdd_ref = ref.qdd[t] + kp * (ref.q[t] - q) + kd * (ref.qd[t] - v)
+            qdd_ref = rqdd[t] + kp * (rq[t] - q) + kd * (rqd[t] - v)
             np.clip(qdd_ref, -opt.max_accel, opt.max_accel, out=qdd_ref)
             Hs = H.copy()
             gs = H @ qdd_ref
             for pin in pins.values():
                 Jp, r, _ = filt.pin_rows(pin)
-                Hs += sp_.w_pin * (Jp.T @ Jp)
-                gs += sp_.w_pin * (Jp.T @ r)
+                Hs += w_pin * (Jp.T @ Jp)
+                gs += w_pin * (Jp.T @ r)
             cf = sla.cho_factor(Hs, lower=True, check_finite=False)
             qdd = sla.cho_solve(cf, gs, check_finite=False)
             qdd = _constrain(cf, qdd, filt.Aw, W - filt.bias)  # (a)-(b): base rows with f_C
             v = v + dt * qdd  # (f) semi-implicit Euler
             q = q + dt * v
-            dev = np.abs(q - ref.q[t]).max()
+            dev = np.abs(q - rq[t]).max()
             if not (np.isfinite(qdd).all() and dev < sp_.max_deviation):
                 raise FilterDivergedError(
-                    f"method B diverged at frame {t} of {T}: the simulated body is "
+                    f"method B diverged at frame {max(t - R, 0)} of {T}: the simulated body is "
                     f"{dev:.3g} (rad or m) away from the input (limit max_deviation = "
                     f"{sp_.max_deviation}); the springs cannot hold it (docs/dynamics.md 5c)")
     result = Motion(skel, out, motion.fps, dict(motion.meta))
