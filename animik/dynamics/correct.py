@@ -45,6 +45,7 @@ from ..kinematics import forward_kinematics
 from ..motion import Motion
 from ..semantics.contacts import ContactParams
 from . import _support
+from ._penalty_qp import solve_penalty_qp
 from ._savgol import savgol_matrix, window_frames
 from .clip import ClipFeasibility, check_clip
 from .contacts import ContactModel, contact_model_for_clip
@@ -395,27 +396,12 @@ def _qp_step(filt, chk, q, motion, slides, upper, ops, R, mu_in, dirs, weight, m
     KM, krhs = _contact_rows(filt, chk, motion.fps, D0, D1, k)
     # Losing a contact makes a frame unfixable (no rows in flight): these rows x 100, so their
     # slacks cost 10^4 x more than the wrench rows' (the penalty is quadratic).
-    GM = sp.vstack([GM, 100.0 * KM], format="csc")
+    GM = sp.vstack([GM, 100.0 * KM], format="csr")
     rhs = np.concatenate([rhs, 100.0 * krhs])
-    Rn = GM.shape[0]
-    nx = T * k
-    # z = [x, s]: min 1/2 x'Rx + rho/2 s's  s.t.  GM x - s <= rhs,  s >= 0
-    P = sp.block_diag([R, rho * sp.identity(Rn)], format="csc")
-    A = sp.vstack([sp.hstack([GM, -sp.identity(Rn)]),
-                   sp.hstack([sp.csc_matrix((Rn, nx)), sp.identity(Rn)])], format="csc")
-    lo = np.concatenate([np.full(Rn, -np.inf), np.zeros(Rn)])
-    hi = np.concatenate([rhs, np.full(Rn, np.inf)])
-    # Function-level import, measured: osqp costs ~0.14 s to import, which every `animik`
-    # command would pay at start-up (the CLI registers this command's module).
-    import osqp
-
-    prob = osqp.OSQP()
-    prob.setup(P, np.zeros(nx + Rn), A, lo, hi, verbose=False, eps_abs=1e-3, eps_rel=1e-3,
-               max_iter=4000, polishing=True)
-    res = prob.solve(raise_error=False)
-    if res.x is None or not np.isfinite(res.x[:nx]).all():
+    x, _, _, _ = solve_penalty_qp(R, GM, rhs, rho, align=k)
+    if not np.isfinite(x).all():
         return q, False
-    x = res.x[:nx].reshape(T, k)
+    x = x.reshape(T, k)
     return q + np.einsum("tnk,tk->tn", E_all, x), True
 
 
