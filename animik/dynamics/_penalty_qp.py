@@ -131,8 +131,9 @@ def _bandwidth(R: sp.spmatrix) -> int:
 
 
 def solve_penalty_qp(R: sp.spmatrix, G: sp.spmatrix, b: np.ndarray, rho: float,
-                     align: int = 1, newton_steps: int = 6, tol: float = 1e-8,
-                     max_iter: int = 60, drop: float = 1e-8                     ) -> tuple[np.ndarray, str, int, bool]:
+                     align: int = 1, newton_steps: int = 6, tol: float = 1e-6,
+                     max_iter: int = 60, drop: float = 1e-8
+                     ) -> tuple[np.ndarray, str, int, bool]:
     """Minimise ``1/2 x'Rx + rho/2 |max(0, Gx - b)|^2`` (module docstring).
 
     Args:
@@ -142,7 +143,8 @@ def solve_penalty_qp(R: sp.spmatrix, G: sp.spmatrix, b: np.ndarray, rho: float,
         rho: penalty weight (> 0).
         align: the unknowns come in blocks of this size (a frame's modes): rows are grouped
             by the block of their first column.
-        newton_steps: finite Newton steps before the interior-point method takes over.
+        newton_steps: finite Newton steps before the interior-point method takes over (it
+            also does after the second step that is not a full one).
         tol: the interior-point method's relative tolerance (residuals and duality gap).
         max_iter: interior-point steps at most.
         drop: interior-point rows whose weight in the Newton matrix is below ``drop`` times
@@ -169,6 +171,7 @@ def solve_penalty_qp(R: sp.spmatrix, G: sp.spmatrix, b: np.ndarray, rho: float,
     x = np.zeros(N)
     r = -b
     active = r > 0
+    short = 0
     for it in range(1, newton_steps + 1):
         x_new = factor_solve(rho * active)(rho * (GT @ np.where(active, b, 0.0)))
         r_new = G @ x_new - b
@@ -185,6 +188,9 @@ def solve_penalty_qp(R: sp.spmatrix, G: sp.spmatrix, b: np.ndarray, rho: float,
         if f_new <= f + 1e-4 * slope:
             x, r = x_new, r_new
         else:
+            short += 1
+            if short >= 2:  # heavy rows hovering at their bounds: Newton would crawl
+                break
             t = _line_search(Rx, Rd, d, r, r_new - r, rho)
             x = x + t * d
             r = G @ x - b
@@ -216,26 +222,32 @@ def solve_penalty_qp(R: sp.spmatrix, G: sp.spmatrix, b: np.ndarray, rho: float,
         theta[theta * g2 < drop * r_min] = 0.0
         solve = factor_solve(theta)
 
-        def step(r_wl, r_sn, solve=solve, ds=ds, e=e, rx=rx, rs=rs, rp=rp):
-            # Newton on the KKT system; s, w, nu eliminated per row (all diagonal)
-            a = rs + r_sn / s
-            c = rp - r_wl / lam + a / ds
-            dx = solve(-rx - GT @ (c / e))
-            dl = (G @ dx + c) / e
-            d_s = (dl - a) / ds
-            return dx, d_s, (-r_wl - w * dl) / lam, dl, (-r_sn - nu * d_s) / s
-
-        dx, d_s, dw, dl, dn = step(w * lam, s * nu)
+        pt = (w, s, lam, nu, ds, e, rx, rs, rp)
+        dx, d_s, dw, dl, dn = _kkt_step(solve, G, GT, pt, w * lam, s * nu)
         ap, ad = min(_max_step(s, d_s), _max_step(w, dw)), min(_max_step(lam, dl),
                                                                 _max_step(nu, dn))
         mu_aff = ((w + ap * dw) @ (lam + ad * dl) + (s + ap * d_s) @ (nu + ad * dn)) / (2 * m)
         sigma = (mu_aff / mu) ** 3
-        dx, d_s, dw, dl, dn = step(w * lam + dw * dl - sigma * mu, s * nu + d_s * dn - sigma * mu)
+        dx, d_s, dw, dl, dn = _kkt_step(solve, G, GT, pt, w * lam + dw * dl - sigma * mu,
+                                      s * nu + d_s * dn - sigma * mu)
         ap = 0.99 * min(_max_step(s, d_s), _max_step(w, dw))
         ad = 0.99 * min(_max_step(lam, dl), _max_step(nu, dn))
         x, s, w = x + ap * dx, s + ap * d_s, w + ap * dw
         lam, nu = lam + ad * dl, nu + ad * dn
     return x, "ipm", max_iter, False
+
+
+def _kkt_step(solve, G, GT, pt, r_wl: np.ndarray, r_sn: np.ndarray) -> tuple[np.ndarray, ...]:
+    """One Newton direction of the interior-point KKT system with ``s, w, nu`` eliminated row
+    by row (they enter diagonally): ``(R + G' diag(1/e) G) dx = ...`` by ``solve``, then the
+    rest. ``r_wl``, ``r_sn``: the complementarity residuals of ``w lam`` and ``s nu``."""
+    w, s, lam, nu, ds, e, rx, rs, rp = pt
+    a = rs + r_sn / s
+    c = rp - r_wl / lam + a / ds
+    dx = solve(-rx - GT @ (c / e))
+    dl = (G @ dx + c) / e
+    d_s = (dl - a) / ds
+    return dx, d_s, (-r_wl - w * dl) / lam, dl, (-r_sn - nu * d_s) / s
 
 
 def _max_step(v: np.ndarray, dv: np.ndarray) -> float:

@@ -31,6 +31,32 @@ def test_savgol_operator_is_the_checks_derivative():
         assert np.abs(D @ q - ref).max() < 1e-9 * max(1.0, np.abs(ref).max())
 
 
+def test_root_slide_velocity_changes_no_wrench():
+    """Galilean invariance, which lets the filter skip the d W / d qd columns of the root's
+    slides: a uniform world velocity added to every body (the root's slides, which act before
+    its rotations) leaves the root wrench of every state unchanged."""
+    from animik.dynamics.correct import _modes_batch
+    from animik.dynamics.filter import DynamicsFilter, terms_batch
+
+    skel = animik.load_rig("body95")
+    rng = np.random.default_rng(2)
+    N, n = 6, skel.n_dof
+    q = skel.rest_q + 0.2 * rng.normal(size=(N, n))
+    qd, qdd = rng.normal(size=(N, n)), rng.normal(size=(N, n))
+    filt = DynamicsFilter(skel)
+    W, Aw, S = terms_batch(filt, q, qd, qdd, full=True)
+    root = int(np.flatnonzero(skel.parents < 0)[0])
+    rd = np.array(list(skel.joint_dofs(root)))
+    slides = rd[skel.dof_type[rd] == 1]
+    E = _modes_batch(Aw, S, slides, np.zeros(0, dtype=np.int64), skel.total_mass)
+    for j in range(3):
+        v = 1.5 * E[:, :, j]  # 1.5 m/s along world axis j
+        assert np.abs(np.linalg.norm(np.einsum("tnk,tn->tk", S[:, :, 3:], v), axis=1)
+                      - 1.5).max() < 1e-9
+        W2 = terms_batch(filt, q, qd + v, qdd)[0]
+        assert np.abs(W2 - W).max() < 1e-9 * np.abs(W).max()
+
+
 def _sway(skel, T=90, fps=60.0, amp=0.12, hz=1.5):
     """Body95 bowing forward and back fast at the lumbar spine, feet still: the ZMP leaves the
     feet at the turns."""
