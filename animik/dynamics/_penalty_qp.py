@@ -12,7 +12,7 @@ Structure: the unknowns are ordered frame by frame; ``R`` couples the frames of 
 Savitzky-Golay windows (``D1'D1``) and each row of ``G`` lives on one window's columns (it
 combines the ``D0 / D1 / D2`` rows of one frame). Every linear system below is therefore
 ``(R + G' diag(theta) G) dx = r``, banded with the half-bandwidth of ``R``: it is assembled from
-one small dense block per group of rows that share their columns (:class:`_RowBlocks`) and
+each row's dense span (:class:`BandRows`, a numba loop along the band's diagonals) and
 factored by LAPACK's banded Cholesky, in time linear in the clip's length.
 
 Two methods, both converging to the exact minimiser (not an ADMM approximation):
@@ -58,11 +58,26 @@ def _gram_band(lo, rows, theta, ab):
                 out[c] += gd[c] * g[c]
 
 
-class _RowBlocks:
-    """``G``'s rows as dense spans ``(m, L)`` at their first columns, for assembling
-    ``G' diag(theta) G`` straight into LAPACK's lower banded storage."""
+class BandRows:
+    """The rows of ``G`` as dense spans: row ``i`` is ``rows[i]`` placed at columns
+    ``lo[i] .. lo[i] + L - 1`` of an ``(m, n)`` matrix (explicit zeros allowed). The clip
+    filter builds its rows this way (a frame's rows live on its Savitzky-Golay window)."""
 
-    def __init__(self, G: sp.csr_matrix, n: int, u: int, align: int = 1):
+    def __init__(self, lo: np.ndarray, rows: np.ndarray, n: int):
+        self.lo = np.ascontiguousarray(lo, dtype=np.int64)
+        self.rows = np.ascontiguousarray(rows, dtype=float)
+        m, L = self.rows.shape
+        if m and (self.lo.min() < 0 or self.lo.max() + L > n):
+            raise ValueError(f"band rows of width {L} must lie within {n} columns")
+        self.n, self.L = n, L
+        cols = (self.lo[:, None] + np.arange(L)[None, :]).ravel()
+        self.csr = sp.csr_matrix((self.rows.ravel(), cols, np.arange(0, m * L + 1, L)),
+                                 shape=(m, n))
+
+    @classmethod
+    def from_sparse(cls, G: sp.spmatrix, n: int, align: int = 1) -> BandRows:
+        """Each row of ``G`` from its first nonzero column (rounded down to a multiple of
+        ``align``) over the widest such span."""
         G = sp.csr_matrix(G)
         G.sum_duplicates()  # canonical: sorted column indices, so a row's first is its lowest
         m = G.shape[0]
@@ -70,18 +85,16 @@ class _RowBlocks:
         row = np.repeat(np.arange(m), nnz)
         lo = np.zeros(m, dtype=np.int64)
         lo[nnz > 0] = G.indices[G.indptr[:-1][nnz > 0]]
-        span = int((G.indices - lo[row]).max()) + 1 if G.nnz else 1
-        L = min(span, n)
+        lo -= lo % align
+        L = min(int((G.indices - lo[row]).max()) + 1 if G.nnz else 1, n)
         lo = np.minimum(lo, n - L)
-        self.n, self.L = n, L
-        self.u = max(u, L - 1)  # the band of R + G'G
-        self.lo = lo
-        self.rows = np.zeros((m, L))
-        self.rows[row, G.indices - lo[row]] = G.data
+        rows = np.zeros((m, L))
+        rows[row, G.indices - lo[row]] = G.data
+        return cls(lo, rows, n)
 
-    def gram_banded(self, theta: np.ndarray) -> np.ndarray:
-        """``G' diag(theta) G`` in lower banded storage ``(u + 1, n)``."""
-        ab = np.zeros((self.u + 1, self.n))
+    def gram_banded(self, theta: np.ndarray, u: int) -> np.ndarray:
+        """``G' diag(theta) G`` in lower banded storage ``(u + 1, n)`` (``u >= L - 1``)."""
+        ab = np.zeros((u + 1, self.n))
         _gram_band(self.lo, self.rows, np.ascontiguousarray(theta, dtype=float), ab)
         return ab
 
@@ -130,7 +143,7 @@ def _bandwidth(R: sp.spmatrix) -> int:
     return int(np.abs(C.row - C.col).max()) if C.nnz else 0
 
 
-def solve_penalty_qp(R: sp.spmatrix, G: sp.spmatrix, b: np.ndarray, rho: float,
+def solve_penalty_qp(R: sp.spmatrix, G: sp.spmatrix | BandRows, b: np.ndarray, rho: float,
                      align: int = 1, newton_steps: int = 6, tol: float = 1e-6,
                      max_iter: int = 60, drop: float = 1e-8
                      ) -> tuple[np.ndarray, str, int, bool]:
@@ -138,11 +151,11 @@ def solve_penalty_qp(R: sp.spmatrix, G: sp.spmatrix, b: np.ndarray, rho: float,
 
     Args:
         R: ``(N, N)`` symmetric positive definite, banded in the unknowns' order.
-        G: ``(m, N)`` rows, each nonzero on a span of columns no longer than ``R``'s band.
+        G: ``(m, N)`` rows (sparse, or :class:`BandRows`), each nonzero on a span of columns.
         b: ``(m,)`` right-hand sides.
         rho: penalty weight (> 0).
-        align: the unknowns come in blocks of this size (a frame's modes): rows are grouped
-            by the block of their first column.
+        align: a sparse ``G``'s rows are stored from a multiple of ``align`` (a frame's
+            modes).
         newton_steps: finite Newton steps before the interior-point method takes over (it
             also does after the second step that is not a full one).
         tol: the interior-point method's relative tolerance (residuals and duality gap).
@@ -155,15 +168,15 @@ def solve_penalty_qp(R: sp.spmatrix, G: sp.spmatrix, b: np.ndarray, rho: float,
     """
     N = R.shape[0]
     R = sp.csr_matrix(R)
-    G = sp.csr_matrix(G)
+    blocks = G if isinstance(G, BandRows) else BandRows.from_sparse(G, N, align)
+    G = blocks.csr
     b = np.asarray(b, dtype=float)
-    blocks = _RowBlocks(G, N, _bandwidth(R), align)
-    u = blocks.u
+    u = max(_bandwidth(R), blocks.L - 1)  # the band of R + G'G
     R_ab = _banded_lower(R, u)
     GT = G.T.tocsr()
 
     def factor_solve(theta: np.ndarray):
-        cb = sla.cholesky_banded(R_ab + blocks.gram_banded(theta), lower=True,
+        cb = sla.cholesky_banded(R_ab + blocks.gram_banded(theta, u), lower=True,
                                  check_finite=False)
         return lambda rhs: sla.cho_solve_banded((cb, True), rhs, check_finite=False)
 

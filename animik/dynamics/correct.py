@@ -45,7 +45,7 @@ from ..kinematics import forward_kinematics
 from ..motion import Motion
 from ..semantics.contacts import ContactParams
 from . import _support
-from ._penalty_qp import solve_penalty_qp
+from ._penalty_qp import BandRows, solve_penalty_qp
 from ._savgol import savgol_matrix, window_frames
 from .clip import ClipFeasibility, check_clip
 from .contacts import ContactModel, contact_model_for_clip
@@ -201,9 +201,9 @@ def correct_clip(motion: Motion, options: FilterOptions | None = None,
     upper = np.flatnonzero(trunk[skel.dof_joint] & (skel.dof_type == 0)).astype(np.int64)
     filt = DynamicsFilter(skel, opt, 0.0, contacts=cm)
     T, n = motion.q.shape
-    D0 = savgol_operator(T, motion.fps, opt.window, 0).tocoo()
-    D1 = savgol_operator(T, motion.fps, opt.window, 1).tocoo()
-    D2 = savgol_operator(T, motion.fps, opt.window, 2).tocoo()
+    D0 = savgol_operator(T, motion.fps, opt.window, 0)
+    D1 = savgol_operator(T, motion.fps, opt.window, 1)
+    D2 = savgol_operator(T, motion.fps, opt.window, 2)
     weight = filt.weight
     q = np.array(motion.q, dtype=float)
     history: list[tuple[int, int]] = []
@@ -251,15 +251,28 @@ def _moving_average(a: np.ndarray, n: int) -> np.ndarray:
     return (c[n:] - c[:-n]) / n
 
 
+def _windows(D: sp.csr_matrix) -> tuple[np.ndarray, np.ndarray]:
+    """A Savitzky-Golay operator (:func:`savgol_operator`, ``n`` entries a row, on consecutive
+    frames) as each frame's first window frame ``(T,)`` and its window weights ``(T, n)``."""
+    T = D.shape[0]
+    n = D.nnz // T
+    cols = D.indices.reshape(T, n)
+    return cols[:, 0].astype(np.int64), D.data.reshape(T, n)
+
+
 def _contact_rows(filt: DynamicsFilter, chk: ClipFeasibility, fps: float, D0, D1, k: int
-                  ) -> tuple[sp.csr_matrix, np.ndarray]:
+                  ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """Rows that keep the check's contact detection where it is: the root shift moves the
     feet, so on every contact frame the area's lowest point must stay below the release height
     and its horizontal speed (along its current direction) below the release speed; on the
-    first frame of a contact, below the entry thresholds (with 10 % room)."""
+    first frame of a contact, below the entry thresholds (with 10 % room).
+
+    Returns:
+        ``(lo, rows, rhs)``: each row dense over its frame's window, ``rows (r, n k)`` starting
+        at unknown ``lo (r,)`` (a :class:`BandRows`), and ``rows x <= rhs``.
+    """
     c = chk.check
     cm = chk.contacts
-    T = c.in_contact.shape[0]
     pts = cm.points(filt.skel, chk.states.q)
     low = np.stack([pts[:, cm.point_area == a, 2].min(axis=1) for a in range(cm.n_areas)], 1)
     low -= chk.floor
@@ -267,32 +280,27 @@ def _contact_rows(filt: DynamicsFilter, chk: ClipFeasibility, fps: float, D0, D1
     vel = np.gradient(mid[..., :2], 1.0 / fps, axis=0)  # (T, A, 2) as the detector sees it
     P = ContactParams()
     start = c.in_contact & ~np.vstack([np.zeros((1, cm.n_areas), bool), c.in_contact[:-1]])
-    D0r, D1r = D0.tocsr(), D1.tocsr()
-    rows, cols, vals, rhs = [], [], [], []
-    r = 0
-    for t, a in zip(*np.nonzero(c.in_contact), strict=True):
-        h_lim = 0.9 * (P.height if start[t, a] else P.release_height)
-        v_lim = 0.9 * (P.speed if start[t, a] else P.release_speed)
-        # height: low + dz <= h_lim  (dz = the root's vertical shift, mode 2)
-        lo, hi = D0r.indptr[t], D0r.indptr[t + 1]  # row t of D0 (no getrow: ~0.3 ms each)
-        rows += [r] * (hi - lo)
-        cols += list(D0r.indices[lo:hi] * k + 2)
-        vals += list(D0r.data[lo:hi])
-        rhs.append(h_lim - low[t, a])
-        r += 1
-        v = vel[t, a]
-        sp_ = float(np.hypot(*v))
-        if sp_ > 0.5 * v_lim:  # speed: u . (v + dv) <= v_lim, dv = the root's velocity
-            u = v / sp_
-            lo, hi = D1r.indptr[t], D1r.indptr[t + 1]
-            for j in (0, 1):
-                rows += [r] * (hi - lo)
-                cols += list(D1r.indices[lo:hi] * k + j)
-                vals += list(D1r.data[lo:hi] * u[j])
-            rhs.append(v_lim - sp_)
-            r += 1
-    M = sp.coo_matrix((vals, (rows, cols)), shape=(r, T * k)).tocsr()
-    return M, np.array(rhs)
+    win, D0w = _windows(D0)
+    _, D1w = _windows(D1)
+    n_w = D0w.shape[1]
+    t, a = np.nonzero(c.in_contact)
+    first = start[t, a]
+    h_lim = 0.9 * np.where(first, P.height, P.release_height)
+    v_lim = 0.9 * np.where(first, P.speed, P.release_speed)
+    # height: low + dz <= h_lim  (dz = the root's vertical shift, mode 2)
+    height = np.zeros((len(t), n_w, k))
+    height[:, :, 2] = D0w[t]
+    # speed: u . (v + dv) <= v_lim, dv = the root's velocity (only when it is near the limit)
+    v = vel[t, a]
+    speed = np.hypot(v[:, 0], v[:, 1])
+    fast = speed > 0.5 * v_lim
+    u = v[fast] / speed[fast, None]
+    moving = np.zeros((int(fast.sum()), n_w, k))
+    moving[:, :, :2] = D1w[t[fast], :, None] * u[:, None, :]
+    lo = np.concatenate([win[t], win[t[fast]]]) * k
+    rows = np.concatenate([height, moving]).reshape(-1, n_w * k)
+    rhs = np.concatenate([h_lim - low[t, a], v_lim[fast] - speed[fast]])
+    return lo, rows, rhs
 
 
 def _qp_step(filt, chk, q, motion, slides, upper, ops, R, mu_in, dirs, weight, mode_window, rho):
@@ -373,34 +381,27 @@ def _qp_step(filt, chk, q, motion, slides, upper, ops, R, mu_in, dirs, weight, m
         lim[i, len(g) - 1] = -0.1  # the push row: f_z >= 0.1 m g (rows scaled by the weight)
     frames = np.array(G_frame)
     rhs = (lim - np.einsum("fra,fa->fr", G, c.wrench[frames])).ravel()
-    Rn = F * rmax
-    frame_of = -np.ones(T, dtype=np.int64)
-    frame_of[frames] = np.arange(F)
-    vals, rows, cols = [], [], []
-    for d, D in enumerate((D0, D1, D2)):
+    # Row (f, r) over the unknowns (s, j) of frame f's window: sum_d D_d[f, s] (G_f B_d,f)[r, j]
+    # -- dense on the window (a BandRows), the accelerations the check will see being D2 x.
+    win = [_windows(D) for D in (D0, D1, D2)]
+    n_w = win[0][1].shape[1]
+    dense = np.zeros((F, rmax, n_w, k))
+    for d in range(3):
         GB = np.einsum("fra,fak->frk", G, Bd[d, frames])  # (F, rmax, k)
-        sel = frame_of[D.row] >= 0
-        fi, si, dv = frame_of[D.row[sel]], D.col[sel], D.data[sel]
-        v = dv[:, None, None] * GB[fi]
-        shape = v.shape
-        vals.append(v.ravel())
-        rows.append((fi[:, None, None] * rmax + np.arange(rmax)[None, :, None]
-                     + np.zeros(shape, np.int64)).ravel())
-        cols.append((si[:, None, None] * k + np.arange(k)[None, None, :]
-                     + np.zeros(shape, np.int64)).ravel())
-    GM = sp.coo_matrix((np.concatenate(vals), (np.concatenate(rows), np.concatenate(cols))),
-                       shape=(Rn, T * k)).tocsr()
+        dense += win[d][1][frames][:, None, :, None] * GB[:, :, None, :]
+    lo = np.repeat(win[0][0][frames] * k, rmax)
+    dense = dense.reshape(F * rmax, n_w * k)
     # Only rows that can become active within this round's step: ZMP within ~10 cm of an
     # edge (or beyond), friction above half the pyramid, a weak push (value = G W - lim, in
     # weights, 10 cm for the edges); the rest cannot be reached by a small correction and
     # would only slow the solver down.
     keep = np.flatnonzero(np.isfinite(rhs) & (-rhs > -1.0))
-    GM, rhs = GM[keep], rhs[keep]
-    KM, krhs = _contact_rows(filt, chk, motion.fps, D0, D1, k)
+    klo, krows, krhs = _contact_rows(filt, chk, motion.fps, D0, D1, k)
     # Losing a contact makes a frame unfixable (no rows in flight): these rows x 100, so their
     # slacks cost 10^4 x more than the wrench rows' (the penalty is quadratic).
-    GM = sp.vstack([GM, 100.0 * KM], format="csr")
-    rhs = np.concatenate([rhs, 100.0 * krhs])
+    GM = BandRows(np.concatenate([lo[keep], klo]), np.concatenate([dense[keep], 100.0 * krows]),
+                  T * k)
+    rhs = np.concatenate([rhs[keep], 100.0 * krhs])
     x, _, _, _ = solve_penalty_qp(R, GM, rhs, rho, align=k)
     if not np.isfinite(x).all():
         return q, False

@@ -6,7 +6,7 @@ import osqp
 import pytest
 import scipy.sparse as sp
 
-from animik.dynamics._penalty_qp import _banded_lower, _line_search, _RowBlocks, solve_penalty_qp
+from animik.dynamics._penalty_qp import BandRows, _banded_lower, _line_search, solve_penalty_qp
 
 
 def _problem(T=60, k=3, w=5, rows_per_frame=6, seed=0, shift=0.0, big=1.0):
@@ -57,22 +57,28 @@ def _f(R, G, b, rho, x):
 def test_solution_equals_osqp(case, newton_steps):
     R, G, b = _problem(**case)
     rho = 100.0
-    x, method, steps, ok = solve_penalty_qp(R, G, b, rho, align=3, newton_steps=newton_steps)
+    x, method, steps, ok = solve_penalty_qp(R, G, b, rho, align=3, newton_steps=newton_steps,
+                                            tol=1e-10)
     assert ok
     if newton_steps == 0:
         assert method == "ipm"
     xo = _osqp(R, G, b, rho)
     assert _f(R, G, b, rho, x) <= _f(R, G, b, rho, xo) * (1 + 1e-7) + 1e-12
     np.testing.assert_allclose(x, xo, atol=2e-5 * max(1.0, np.abs(xo).max()))
+    # the default tolerance (the filter's): the same minimum to 1e-6
+    x6 = solve_penalty_qp(R, G, b, rho, align=3, newton_steps=newton_steps)[0]
+    assert _f(R, G, b, rho, x6) <= _f(R, G, b, rho, xo) * (1 + 1e-6) + 1e-12
 
 
 def test_gram_band_equals_sparse_product():
     R, G, b = _problem(seed=3)
     theta = np.random.default_rng(0).uniform(size=G.shape[0])
     theta[::3] = 0.0
-    blocks = _RowBlocks(G, R.shape[0], 4, align=3)
-    ref = _banded_lower(G.T @ sp.diags(theta) @ G, blocks.u)
-    np.testing.assert_allclose(blocks.gram_banded(theta), ref, atol=1e-12 * np.abs(ref).max())
+    blocks = BandRows.from_sparse(G, R.shape[0], align=3)
+    assert abs(blocks.csr - G).max() == 0
+    u = blocks.L + 2
+    ref = _banded_lower(G.T @ sp.diags(theta) @ G, u)
+    np.testing.assert_allclose(blocks.gram_banded(theta, u), ref, atol=1e-12 * np.abs(ref).max())
 
 
 def test_line_search_is_the_minimum_along_the_direction():
