@@ -145,17 +145,6 @@ def _modes_batch(Aw: np.ndarray, S: np.ndarray, root_slides: np.ndarray, upper: 
     return E
 
 
-def _polygon(pts: np.ndarray, active: np.ndarray, point_area: np.ndarray) -> np.ndarray:
-    """Support polygon ``(k, 2)`` of the active areas from one frame's contact points
-    ``(P, 3)`` (as :meth:`DynamicsFilter.polygon`)."""
-    sel = active[point_area]
-    if not sel.any():
-        return np.zeros((0, 2))
-    out = np.empty((int(sel.sum()), 2))
-    m = _support.hull(np.ascontiguousarray(pts[sel, :2]), out)
-    return out[:m]
-
-
 def correct_clip(motion: Motion, options: FilterOptions | None = None,
                  iterations: int = 12, w_pos: float = 1.0, w_vel: float = 0.1,
                  mode_window: float = 0.5, max_change: float = 0.3, rho: float = 1e2,
@@ -303,6 +292,57 @@ def _contact_rows(filt: DynamicsFilter, chk: ClipFeasibility, fps: float, D0, D1
     return lo, rows, rhs
 
 
+def _check_rows(filt: DynamicsFilter, active: np.ndarray, pts: np.ndarray, mu_in: float,
+                dirs: np.ndarray, h_floor: float, weight: float
+                ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Seed D's three checks as rows ``G W <= lim`` of every frame, batched: the support
+    polygon's edges shrunk by the margin, the octagonal friction pyramid, the push row.
+
+    Args:
+        active: ``(F, A)`` areas in contact. pts: ``(F, P, 3)`` world contact points.
+
+    Returns:
+        ``G (F, P + 9, 6)``, ``lim (F, P + 9)`` (``inf`` on padding rows) and ``ok (F,)``: the
+        frames whose polygon has an area (a point or a segment has no ZMP margin to reach:
+        reported, not fixed).
+    """
+    Fn, P = pts.shape[:2]
+    poly = np.zeros((Fn, P, 2))
+    nv = np.zeros(Fn, dtype=np.int64)
+    nan = np.full(Fn, np.nan)  # no ZMP: the kernel only builds the hulls
+    _support.margins_batch(np.ascontiguousarray(pts), filt.contacts.point_area,
+                           np.ascontiguousarray(active), nan, nan, poly, nv, np.empty(Fn),
+                           np.empty((Fn, 2)))
+    ok = nv >= 3
+    j = np.arange(P)[None, :]
+    valid = j < nv[:, None]
+    nxt = np.where(j + 1 < nv[:, None], j + 1, 0)
+    e = np.take_along_axis(poly, nxt[:, :, None], axis=1) - poly  # edges (counter-clockwise)
+    L = np.hypot(e[..., 0], e[..., 1])
+    edge = valid & (L >= 1e-9)
+    a = np.stack([e[..., 1], -e[..., 0]], axis=-1) / np.where(edge, L, 1.0)[..., None]
+    c_e = np.einsum("fja,fja->fj", a, poly)  # a . p <= c_e inside
+    cen = (poly * valid[..., None]).sum(axis=1) / np.maximum(nv, 1)[:, None]
+    # distance of the vertices' centroid (inside: the hull is convex) to the boundary
+    dc = np.where(edge, c_e - np.einsum("fja,fa->fj", a, cen), np.inf).min(axis=1)
+    m = np.minimum(filt.opt.margin, 0.5 * np.maximum(dc, 0.0))
+    cc = c_e - m[:, None]
+    G = np.zeros((Fn, P + len(dirs) + 1, 6))
+    lim = np.full((Fn, P + len(dirs) + 1), np.inf)  # padded rows are 0 <= +inf
+    # a . p <= cc with p_x f_z = h f_x - n_y, p_y f_z = n_x + h f_y  (f_z > 0)
+    G[:, :P] = np.stack([a[..., 1], -a[..., 0], np.zeros_like(cc), a[..., 0] * h_floor,
+                         a[..., 1] * h_floor, -cc], axis=-1) / 0.1
+    G[:, :P] *= edge[..., None]
+    lim[:, :P][edge] = 0.0
+    # the octagonal friction pyramid and the push row (the same for every frame)
+    G[:, P:-1, 3:5] = dirs
+    G[:, P:-1, 5] = -mu_in
+    G[:, -1, 5] = -1.0  # push: -f_z <= -0.1 mg (rows scaled by the weight)
+    lim[:, P:-1] = 0.0
+    lim[:, -1] = -0.1
+    return G / weight, lim, ok
+
+
 def _qp_step(filt, chk, q, motion, slides, upper, ops, R, mu_in, dirs, weight, mode_window, rho):
     """One sequential-QP round: the wrench of every contact frame, linearised in the modes,
     made to satisfy seed D's three checks as linear inequalities (support polygon edges shrunk
@@ -323,8 +363,6 @@ def _qp_step(filt, chk, q, motion, slides, upper, ops, R, mu_in, dirs, weight, m
     # derivative (E'' x) would dominate the accelerations: smooth them over ``mode_window``.
     E_all = _moving_average(E_all, max(1, int(round(mode_window * motion.fps))))
     Bd = np.zeros((3, T, 6, k))  # d W / d (q, qd, qdd) along the modes
-    G_rows: list[np.ndarray] = []  # per contact frame: (r, 6) rows of G W <= 0
-    G_frame: list[int] = []
     eps = 1e-6
     # d W / d qdd is exact (A_w E); d W / d qd (all modes) and d W / d q (modes 2..4: a
     # horizontal root shift moves the support polygon with the ZMP) by forward differences,
@@ -346,40 +384,14 @@ def _qp_step(filt, chk, q, motion, slides, upper, ops, R, mu_in, dirs, weight, m
         Bd[1, contact, :, j] = (Wp[j - 3] - W0) / eps
     for j in range(2, k):
         Bd[0, contact, :, j] = (Wp[k - 3 + j - 2] - W0) / eps
-    pts_all = filt.contacts.points(filt.skel, qc)  # (F, P, 3)
-    # the octagonal friction pyramid and the push row (the same for every frame)
-    fixed_rows = np.zeros((len(dirs) + 1, 6))
-    fixed_rows[:-1, 3:5] = dirs
-    fixed_rows[:-1, 5] = -mu_in
-    fixed_rows[-1, 5] = -1.0  # push: -f_z <= -0.1 mg
-    for fi, t in enumerate(contact):
-        poly = _polygon(pts_all[fi], c.in_contact[t], filt.contacts.point_area)
-        if len(poly) < 3:
-            continue  # a point or a segment: no ZMP margin to reach (reported, not fixed)
-        cen = poly.mean(axis=0)
-        dc = _support.signed_distance(poly, len(poly), cen[0], cen[1], np.empty(2))
-        m = min(filt.opt.margin, 0.5 * max(dc, 0.0))
-        e = np.roll(poly, -1, axis=0) - poly  # edges (counter-clockwise hull)
-        L = np.hypot(e[:, 0], e[:, 1])
-        ok = L >= 1e-9
-        a = np.stack([e[ok, 1], -e[ok, 0]], axis=1) / L[ok, None]  # outward normals
-        cc = np.einsum("ia,ia->i", a, poly[ok]) - m
-        # a . p <= cc with p_x f_z = h f_x - n_y, p_y f_z = n_x + h f_y  (f_z > 0)
-        edge_rows = np.stack([a[:, 1], -a[:, 0], np.zeros(len(a)), a[:, 0] * h_floor,
-                              a[:, 1] * h_floor, -cc], axis=1) / 0.1
-        G_rows.append(np.vstack([edge_rows, fixed_rows]) / weight)
-        G_frame.append(int(t))
-    if not G_frame:
+    G, lim, ok = _check_rows(filt, c.in_contact[contact], filt.contacts.points(filt.skel, qc),
+                             mu_in, dirs, h_floor, weight)
+    if not ok.any():
         return q, False
-    F = len(G_frame)
-    rmax = max(len(g) for g in G_rows)
-    G = np.zeros((F, rmax, 6))  # padded rows are 0 <= +inf
-    lim = np.full((F, rmax), np.inf)
-    for i, g in enumerate(G_rows):
-        G[i, :len(g)] = g
-        lim[i, :len(g)] = 0.0
-        lim[i, len(g) - 1] = -0.1  # the push row: f_z >= 0.1 m g (rows scaled by the weight)
-    frames = np.array(G_frame)
+    G, lim = G[ok], lim[ok]
+    G_frame = contact[ok]
+    F, rmax = G.shape[:2]
+    frames = np.asarray(G_frame)
     rhs = (lim - np.einsum("fra,fa->fr", G, c.wrench[frames])).ravel()
     # Row (f, r) over the unknowns (s, j) of frame f's window: sum_d D_d[f, s] (G_f B_d,f)[r, j]
     # -- dense on the window (a BandRows), the accelerations the check will see being D2 x.

@@ -57,6 +57,49 @@ def test_root_slide_velocity_changes_no_wrench():
         assert np.abs(W2 - W).max() < 1e-9 * np.abs(W).max()
 
 
+def test_check_rows_are_the_zmp_margin_and_the_friction_pyramid():
+    """The batched rows of seed D's checks against the support polygon of
+    :func:`support_polygon` and the ZMP of the wrench: the edge rows hold exactly when the ZMP
+    is ``m`` inside every edge; the pyramid and push rows are the friction and pushing tests."""
+    from animik.dynamics import _support, support_polygon
+    from animik.dynamics.correct import _check_rows
+    from animik.dynamics.filter import DynamicsFilter
+
+    skel = animik.load_rig("body95")
+    filt = DynamicsFilter(skel)
+    cm = filt.contacts
+    q = np.tile(skel.rest_q, (3, 1))
+    q[1, skel.dof_index("lumbar_flexion")] += 0.3
+    active = np.ones((3, cm.n_areas), bool)
+    active[2, 1:] = False  # one area only
+    mu_in = 0.6
+    dirs = np.stack([np.cos(np.arange(8) * np.pi / 4), np.sin(np.arange(8) * np.pi / 4)], 1)
+    h = 0.02
+    G, lim, ok = _check_rows(filt, active, cm.points(skel, q), mu_in, dirs, h, 1.0)
+    assert ok.all()
+    rng = np.random.default_rng(3)
+    P = G.shape[1] - 9
+    seen = set()
+    for f in range(3):
+        poly = support_polygon(skel, q[f], active[f], cm)
+        cen = poly.mean(axis=0)
+        dc = _support.signed_distance(poly, len(poly), cen[0], cen[1], np.empty(2))
+        m = min(filt.opt.margin, 0.5 * dc)
+        for _ in range(200):
+            W = np.concatenate([rng.normal(scale=30, size=3), rng.normal(scale=100, size=2),
+                                [rng.uniform(50, 900)]])
+            p = np.array([(h * W[3] - W[1]) / W[5], (W[0] + h * W[4]) / W[5]])
+            d = _support.signed_distance(poly, len(poly), p[0], p[1], np.empty(2))
+            edges_hold = bool((G[f, :P] @ W <= lim[f, :P] + 1e-9).all())
+            if abs(d - m) > 1e-6:
+                assert edges_hold == (d >= m), (f, d, m)
+                seen.add(edges_hold)
+            pyramid = bool((dirs @ W[3:5] <= mu_in * W[5] + 1e-9).all())
+            assert pyramid == bool((G[f, P:-1] @ W <= lim[f, P:-1] + 1e-9).all())
+            assert (G[f, -1] @ W <= lim[f, -1]) == (W[5] >= 0.1)
+    assert seen == {True, False}
+
+
 def _sway(skel, T=90, fps=60.0, amp=0.12, hz=1.5):
     """Body95 bowing forward and back fast at the lumbar spine, feet still: the ZMP leaves the
     feet at the turns."""
