@@ -20,7 +20,8 @@ look-ahead). Here the same steps act on the clip as a whole:
     accelerations, finite differences of the wrench pass for the velocities and poses) and the
     accelerations the check will see written ``D2 x`` with ``D2`` the check's own
     Savitzky-Golay operator (:func:`savgol_operator`), so the model of the re-derived
-    accelerations is exact. One OSQP problem over all frames::
+    accelerations is exact. One sparse QP over all frames (:mod:`._penalty_qp`: banded
+    Cholesky factors, the exact minimiser)::
 
         min  1/2 x'(w_pos I + w_vel D1'D1) x + rho/2 |s|^2
         s.t. G (W + dW/dx x) <= s,  s >= 0        (slacks: always solvable)
