@@ -144,7 +144,7 @@ def _bandwidth(R: sp.spmatrix) -> int:
 
 
 def solve_penalty_qp(R: sp.spmatrix, G: sp.spmatrix | BandRows, b: np.ndarray, rho: float,
-                     align: int = 1, newton_steps: int = 6, tol: float = 1e-5,
+                     align: int = 1, newton_steps: int = 6, tol: float = 1e-8,
                      max_iter: int = 60, drop: float = 1e-5
                      ) -> tuple[np.ndarray, str, int, bool]:
     """Minimise ``1/2 x'Rx + rho/2 |max(0, Gx - b)|^2`` (module docstring).
