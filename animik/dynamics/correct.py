@@ -246,8 +246,10 @@ def _windows(D: sp.csr_matrix) -> tuple[np.ndarray, np.ndarray]:
     frames) as each frame's first window frame ``(T,)`` and its window weights ``(T, n)``."""
     T = D.shape[0]
     n = D.nnz // T
-    cols = D.indices.reshape(T, n)
-    return cols[:, 0].astype(np.int64), D.data.reshape(T, n)
+    if n * T != D.nnz or (np.diff(D.indices.reshape(T, n), axis=1) != 1).any():
+        # savgol_matrix stores every weight, zeros included
+        raise ValueError("a Savitzky-Golay operator with n consecutive entries a row expected")
+    return D.indices[::n].astype(np.int64), D.data.reshape(T, n)
 
 
 def _contact_rows(filt: DynamicsFilter, chk: ClipFeasibility, fps: float, D0, D1, k: int
