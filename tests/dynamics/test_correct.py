@@ -100,6 +100,34 @@ def test_check_rows_are_the_zmp_margin_and_the_friction_pyramid():
     assert seen == {True, False}
 
 
+@pytest.mark.skipif(not SFU.is_file(), reason="shared mocap not present")
+def test_contact_rows_see_the_root_shift_as_the_detector_would():
+    """The contact-keeping rows on the SFU walk: a constant vertical root shift dz raises every
+    height row by dz (the smoothed position of a constant is the constant); a horizontal drift
+    at 1 m/s along x and along y adds the unit direction of the foot's motion (u_x, u_y)."""
+    from animik.dynamics.correct import _contact_rows
+    from animik.dynamics.filter import DynamicsFilter
+
+    raw = animik.read_bvh(SFU)
+    clip = Motion(raw.skeleton, raw.q[:120], raw.fps)
+    chk = check_clip(clip)
+    T, k = clip.n_frames, 5
+    D0, D1 = (savgol_operator(T, clip.fps, 0.1, d) for d in (0, 1))
+    lo, rows, rhs = _contact_rows(DynamicsFilter(clip.skeleton), chk, clip.fps, D0, D1, k)
+    n_height = int(chk.check.in_contact.sum())
+    assert len(rows) == len(lo) == len(rhs) > n_height  # the walk has moving-foot rows too
+    G = np.zeros((len(rows), T * k))
+    for i in range(len(rows)):
+        G[i, lo[i]:lo[i] + rows.shape[1]] = rows[i]
+    x = np.zeros((T, k))
+    x[:, 2] = 0.03
+    np.testing.assert_allclose(G[:n_height] @ x.ravel(), 0.03, atol=1e-12)
+    np.testing.assert_allclose(G[n_height:] @ x.ravel(), 0.0, atol=1e-12)
+    ramp = 0.2 + np.arange(T) / clip.fps  # 1 m/s, shifted by 0.2 m
+    ux, uy = (G[n_height:] @ np.outer(ramp, np.eye(k)[j]).ravel() for j in (0, 1))
+    np.testing.assert_allclose(np.hypot(ux, uy), 1.0, atol=1e-9)  # u is the unit direction
+
+
 def _sway(skel, T=90, fps=60.0, amp=0.12, hz=1.5):
     """Body95 bowing forward and back fast at the lumbar spine, feet still: the ZMP leaves the
     feet at the turns."""
