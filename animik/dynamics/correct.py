@@ -414,10 +414,28 @@ def _qp_step(filt, chk, q, motion, slides, upper, ops, R, mu_in, dirs, weight, m
     klo, krows, krhs = _contact_rows(filt, chk, motion.fps, D0, D1, k)
     # Losing a contact makes a frame unfixable (no rows in flight): these rows x 100, so their
     # slacks cost 10^4 x more than the wrench rows' (the penalty is quadratic).
-    GM = BandRows(np.concatenate([lo[keep], klo]), np.concatenate([dense[keep], 100.0 * krows]),
-                  T * k)
+    lo_all = np.concatenate([lo[keep], klo])
+    rows_all = np.concatenate([dense[keep], 100.0 * krows])
     rhs = np.concatenate([rhs[keep], 100.0 * krhs])
-    x, _, _, _ = solve_penalty_qp(R, GM, rhs, rho, align=k)
+    # Frames far from every row (long flights, clips without detected contact) only carry
+    # R's pull towards zero: solve on the frames within two windows of a row's window (all
+    # frames when every frame has a contact, the clips that pass: then nothing changes).
+    near = np.zeros(T + 1, dtype=np.int64)
+    first = lo_all // k
+    np.add.at(near, np.maximum(first - 2 * n_w, 0), 1)
+    np.add.at(near, np.minimum(first + 3 * n_w, T), -1)
+    frames_used = np.flatnonzero(np.cumsum(near)[:T] > 0)
+    if len(frames_used) < 0.9 * T:
+        pos = -np.ones(T, dtype=np.int64)
+        pos[frames_used] = np.arange(len(frames_used))
+        cols = (frames_used[:, None] * k + np.arange(k)[None, :]).ravel()
+        # a row's window lies inside the kept frames: its columns stay consecutive
+        xs, _, _, _ = solve_penalty_qp(R[cols][:, cols], BandRows(pos[first] * k, rows_all,
+                                                                   len(cols)), rhs, rho, align=k)
+        x = np.zeros(T * k)
+        x[cols] = xs
+    else:
+        x, _, _, _ = solve_penalty_qp(R, BandRows(lo_all, rows_all, T * k), rhs, rho, align=k)
     if not np.isfinite(x).all():
         return q, False
     x = x.reshape(T, k)

@@ -150,6 +150,25 @@ def test_correction_makes_a_sway_feasible_by_the_independent_check():
     assert np.abs(res.motion.q - clip.q).max() < 0.4
 
 
+def test_correction_with_a_long_flight_solves_near_the_contacts_only():
+    """Frames far from every contact (a body held 0.4 m up for 120 frames between two sways)
+    have no rows: the QP is solved on the frames near the contacts (correct._qp_step), the
+    contact frames come out feasible as with no flight, and the middle of the flight is left
+    exactly as it was."""
+    skel = animik.load_rig("body95")
+    a, b = _sway(skel, T=60), _sway(skel, T=60)
+    mid = np.tile(skel.rest_q, (120, 1))
+    mid[:, skel.dof_index("pelvis_tz")] += 0.4
+    clip = Motion(skel, np.vstack([a.q, mid, b.q]), a.fps)
+    res = correct_clip(clip)
+    chk = res.check
+    contact = chk.check.in_contact.any(axis=1)
+    assert not contact[70:170].any()
+    assert chk.feasible[contact].all(), np.flatnonzero(~chk.feasible & contact)
+    assert (~check_clip(clip).feasible & contact).any()  # there was work to do
+    np.testing.assert_array_equal(res.motion.q[100:140], clip.q[100:140])
+
+
 def test_model_of_a_rig_carries_over_to_its_bvh(tmp_path):
     skel = animik.load_rig("body95")
     clip = _sway(skel, T=40)
