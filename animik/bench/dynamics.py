@@ -9,8 +9,10 @@ Rows:
 2. Mass matrix (CRBA) of one frame against pinocchio ``crba``.
 3. The feasibility check of a whole clip, batched (frames/s; the clip is random smooth
    motion of the rig, so no file or retargeting is timed).
-4. Seed D's filter (method A over the clip, :func:`animik.dynamics.correct.correct_clip`) on
-   the raw clip: frames/s of the whole correction (all QP rounds and checks).
+4. Seed D's filter (method A over the clip, :func:`animik.dynamics.correct.correct_clip`):
+   frames/s of the whole correction (all QP rounds and checks, warm) next to the whole
+   ``animik filter`` command (a subprocess, start-up included), on the raw SFU walk (270
+   frames) and on a long clip retargeted onto body95 (louise, 2,998 frames).
 5. ``animik feasibility`` as a user runs it: a subprocess on a shared mocap clip retargeted
    onto the rig (wall time incl. interpreter start-up, imports, reading, retargeting, I/O).
 
@@ -36,14 +38,19 @@ from ..dynamics import _kernels as K
 from ..dynamics.clip import check_clip
 from ..dynamics.correct import correct_clip
 from ..dynamics.inverse import inverse_dynamics, mass_matrix, model_args
+from ..dynamics.model import with_model_of
 from ..io.bvh import read_bvh
+from ..io.bvh_compat import write_bvh_compatible
 from ..motion import Motion
+from ..retarget import retarget
 from ..rigs import load_rig
 from .peers import mujoco_model, pinocchio_model, random_poses, time_per_call, to_pinocchio_q
 
 DEFAULT_CLIP = Path(__file__).resolve().parents[2].parent / "shared" / "data" / "bvh" / "cmu" / "02_01.bvh"
 #: The filter rows' clip: the shared SFU walk, which `animik filter` makes feasible raw.
 DEFAULT_FILTER_CLIP = DEFAULT_CLIP.parents[1] / "sfu" / "0005_Walking001.bvh"
+#: The long clip of the filter rows (2,998 frames), retargeted onto body95 by the bench.
+DEFAULT_LONG_CLIP = DEFAULT_CLIP.parents[1] / "optitrack_adelaide" / "louise.bvh"
 
 
 def add_parser(subparsers) -> argparse.ArgumentParser:
@@ -58,6 +65,9 @@ def add_parser(subparsers) -> argparse.ArgumentParser:
     p.add_argument("--clip", default=str(DEFAULT_CLIP), help="BVH clip for the command row")
     p.add_argument("--filter-clip", default=str(DEFAULT_FILTER_CLIP),
                    help="BVH clip for the filter rows (inner loop and `animik filter` command)")
+    p.add_argument("--long-clip", default=str(DEFAULT_LONG_CLIP),
+                   help="long BVH clip for the filter rows, retargeted onto body95 first "
+                        "(start-up amortised over many frames); '' to skip")
     p.add_argument("--no-peers", action="store_true", help="skip pinocchio and MuJoCo")
     p.add_argument("--no-command", action="store_true", help="skip the whole-command row")
     p.set_defaults(func=run_cli)
@@ -65,7 +75,8 @@ def add_parser(subparsers) -> argparse.ArgumentParser:
 
 
 def run(rig: str = "body95", frames: int = 20_000, peers: bool = True, clip: str | None = None,
-        seed: int = 0, filter_clip: str | None = None) -> list[tuple]:
+        seed: int = 0, filter_clip: str | None = None, long_clip: str | None = None
+        ) -> list[tuple]:
     """Run the benchmark; rows ``(implementation, task, value, unit, note)``."""
 
     skel = load_rig(rig)
@@ -110,35 +121,53 @@ def run(rig: str = "body95", frames: int = 20_000, peers: bool = True, clip: str
     if clip:
         rows += _command_rows(clip, rig)
     if filter_clip:
-        rows += _filter_rows(filter_clip)
+        rows += _filter_rows(filter_clip, long_clip)
     return rows
 
 
-def _filter_rows(clip: str) -> list[tuple]:
+def _filter_rows(clip: str, long_clip: str | None = None) -> list[tuple]:
     """Seed D method A over a whole clip (the filter of ``animik filter``): the inner loop
-    (:func:`correct_clip`, warm: a second run in this process) and the whole command as a user
-    runs it (a subprocess: start-up, reading, filtering, re-check, writing)."""
+    (:func:`correct_clip`, warm: a second run in this process) next to the whole command as a
+    user runs it (a subprocess: start-up, reading, filtering, re-check, writing), on ``clip``
+    as it is and on ``long_clip`` retargeted onto body95 (filtered with ``--model body95``):
+    the long clip shows how the command's fixed start-up cost amortises."""
+    rows: list[tuple] = []
     if not Path(clip).is_file():
         return [("animik correct_clip()", "filter", float("nan"), "frames/s", f"no clip {clip}")]
-    motion = read_bvh(clip)
+    with tempfile.TemporaryDirectory() as tmp:
+        cases = [(clip, read_bvh(clip), [], Path(clip).name)]
+        if long_clip and Path(long_clip).is_file():
+            src = read_bvh(long_clip)
+            rig = load_rig("body95")
+            path = os.path.join(tmp, "long_body95.bvh")
+            write_bvh_compatible(retarget(src, rig), path)
+            back = read_bvh(path)  # what the command reads
+            motion = Motion(with_model_of(back.skeleton, rig), back.q, back.fps)
+            cases.append((path, motion, ["--model", "body95"], f"{Path(long_clip).name} on body95"))
+        for path, motion, extra, label in cases:
+            rows += _filter_case(path, motion, extra, label, tmp)
+    return rows
+
+
+def _filter_case(path: str, motion: Motion, extra: list[str], label: str, tmp: str
+                 ) -> list[tuple]:
     correct_clip(motion)  # first use: lazy imports, numba cache loads
     c0, t0 = time.process_time(), time.perf_counter()
     res = correct_clip(motion)
     wall, cpu = time.perf_counter() - t0, time.process_time() - c0
     r = res.report(motion)
     T = motion.n_frames
-    name = f"{Path(clip).name} ({T} frames)"
+    name = f"{label} ({T} frames)"
     rows = [("animik correct_clip()", f"filter inner loop, {name}, warm", T / wall, "frames/s",
              f"CPU {T / max(cpu, 1e-9):.0f} frames/s; {len(r['rounds'])} checks, infeasible "
              f"{r['infeasible_frames_input']} -> {r['infeasible_frames']}")]
     exe = [sys.executable, "-c", "import sys; from animik.cli import main; sys.exit(main())"]
-    with tempfile.TemporaryDirectory() as tmp:
-        cmd = exe + ["filter", clip, "-o", os.path.join(tmp, "out.bvh")]
-        ru0 = resource.getrusage(resource.RUSAGE_CHILDREN)
-        t0 = time.perf_counter()
-        proc = subprocess.run(cmd, capture_output=True, text=True, check=False)
-        wall = time.perf_counter() - t0
-        ru1 = resource.getrusage(resource.RUSAGE_CHILDREN)
+    cmd = exe + ["filter", path, "-o", os.path.join(tmp, "out.bvh")] + extra
+    ru0 = resource.getrusage(resource.RUSAGE_CHILDREN)
+    t0 = time.perf_counter()
+    proc = subprocess.run(cmd, capture_output=True, text=True, check=False)
+    wall = time.perf_counter() - t0
+    ru1 = resource.getrusage(resource.RUSAGE_CHILDREN)
     cpu = (ru1.ru_utime - ru0.ru_utime) + (ru1.ru_stime - ru0.ru_stime)
     rows.append(("animik filter", f"whole command, {name}", T / wall, "frames/s",
                  f"wall {wall:.2f} s, CPU {cpu:.2f} s incl. start-up (exit {proc.returncode})"))
@@ -268,7 +297,8 @@ def run_cli(args: argparse.Namespace) -> int:
         print("animik bench dynamics: error: --frames must be >= 10", file=sys.stderr)
         return 2
     rows = run(args.rig, args.frames, not args.no_peers, None if args.no_command else args.clip,
-               filter_clip=None if args.no_command else args.filter_clip)
+               filter_clip=None if args.no_command else args.filter_clip,
+               long_clip=None if args.no_command else (args.long_clip or None))
     print(format_table(["implementation", "task", "value", "unit", "note"],
                        [[a, b, round(c, 2) if c == c else "n/a", d, e] for a, b, c, d, e in rows],
                        title=f"animik bench dynamics: rig {args.rig} "

@@ -20,7 +20,8 @@ look-ahead). Here the same steps act on the clip as a whole:
     accelerations, finite differences of the wrench pass for the velocities and poses) and the
     accelerations the check will see written ``D2 x`` with ``D2`` the check's own
     Savitzky-Golay operator (:func:`savgol_operator`), so the model of the re-derived
-    accelerations is exact. One OSQP problem over all frames::
+    accelerations is exact. One sparse QP over all frames (:mod:`._penalty_qp`: banded
+    Cholesky factors, the exact minimiser)::
 
         min  1/2 x'(w_pos I + w_vel D1'D1) x + rho/2 |s|^2
         s.t. G (W + dW/dx x) <= s,  s >= 0        (slacks: always solvable)
@@ -45,6 +46,7 @@ from ..kinematics import forward_kinematics
 from ..motion import Motion
 from ..semantics.contacts import ContactParams
 from . import _support
+from ._penalty_qp import BandRows, solve_penalty_qp
 from ._savgol import savgol_matrix, window_frames
 from .clip import ClipFeasibility, check_clip
 from .contacts import ContactModel, contact_model_for_clip
@@ -144,17 +146,6 @@ def _modes_batch(Aw: np.ndarray, S: np.ndarray, root_slides: np.ndarray, upper: 
     return E
 
 
-def _polygon(pts: np.ndarray, active: np.ndarray, point_area: np.ndarray) -> np.ndarray:
-    """Support polygon ``(k, 2)`` of the active areas from one frame's contact points
-    ``(P, 3)`` (as :meth:`DynamicsFilter.polygon`)."""
-    sel = active[point_area]
-    if not sel.any():
-        return np.zeros((0, 2))
-    out = np.empty((int(sel.sum()), 2))
-    m = _support.hull(np.ascontiguousarray(pts[sel, :2]), out)
-    return out[:m]
-
-
 def correct_clip(motion: Motion, options: FilterOptions | None = None,
                  iterations: int = 12, w_pos: float = 1.0, w_vel: float = 0.1,
                  mode_window: float = 0.5, max_change: float = 0.3, rho: float = 1e2,
@@ -200,9 +191,9 @@ def correct_clip(motion: Motion, options: FilterOptions | None = None,
     upper = np.flatnonzero(trunk[skel.dof_joint] & (skel.dof_type == 0)).astype(np.int64)
     filt = DynamicsFilter(skel, opt, 0.0, contacts=cm)
     T, n = motion.q.shape
-    D0 = savgol_operator(T, motion.fps, opt.window, 0).tocoo()
-    D1 = savgol_operator(T, motion.fps, opt.window, 1).tocoo()
-    D2 = savgol_operator(T, motion.fps, opt.window, 2).tocoo()
+    D0 = savgol_operator(T, motion.fps, opt.window, 0)
+    D1 = savgol_operator(T, motion.fps, opt.window, 1)
+    D2 = savgol_operator(T, motion.fps, opt.window, 2)
     weight = filt.weight
     q = np.array(motion.q, dtype=float)
     history: list[tuple[int, int]] = []
@@ -250,15 +241,30 @@ def _moving_average(a: np.ndarray, n: int) -> np.ndarray:
     return (c[n:] - c[:-n]) / n
 
 
+def _windows(D: sp.csr_matrix) -> tuple[np.ndarray, np.ndarray]:
+    """A Savitzky-Golay operator (:func:`savgol_operator`, ``n`` entries a row, on consecutive
+    frames) as each frame's first window frame ``(T,)`` and its window weights ``(T, n)``."""
+    T = D.shape[0]
+    n = D.nnz // T
+    if n * T != D.nnz or (np.diff(D.indices.reshape(T, n), axis=1) != 1).any():
+        # savgol_matrix stores every weight, zeros included
+        raise ValueError("a Savitzky-Golay operator with n consecutive entries a row expected")
+    return D.indices[::n].astype(np.int64), D.data.reshape(T, n)
+
+
 def _contact_rows(filt: DynamicsFilter, chk: ClipFeasibility, fps: float, D0, D1, k: int
-                  ) -> tuple[sp.csr_matrix, np.ndarray]:
+                  ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """Rows that keep the check's contact detection where it is: the root shift moves the
     feet, so on every contact frame the area's lowest point must stay below the release height
     and its horizontal speed (along its current direction) below the release speed; on the
-    first frame of a contact, below the entry thresholds (with 10 % room)."""
+    first frame of a contact, below the entry thresholds (with 10 % room).
+
+    Returns:
+        ``(lo, rows, rhs)``: each row dense over its frame's window, ``rows (r, n k)`` starting
+        at unknown ``lo (r,)`` (a :class:`BandRows`), and ``rows x <= rhs``.
+    """
     c = chk.check
     cm = chk.contacts
-    T = c.in_contact.shape[0]
     pts = cm.points(filt.skel, chk.states.q)
     low = np.stack([pts[:, cm.point_area == a, 2].min(axis=1) for a in range(cm.n_areas)], 1)
     low -= chk.floor
@@ -266,32 +272,78 @@ def _contact_rows(filt: DynamicsFilter, chk: ClipFeasibility, fps: float, D0, D1
     vel = np.gradient(mid[..., :2], 1.0 / fps, axis=0)  # (T, A, 2) as the detector sees it
     P = ContactParams()
     start = c.in_contact & ~np.vstack([np.zeros((1, cm.n_areas), bool), c.in_contact[:-1]])
-    D0r, D1r = D0.tocsr(), D1.tocsr()
-    rows, cols, vals, rhs = [], [], [], []
-    r = 0
-    for t, a in zip(*np.nonzero(c.in_contact), strict=True):
-        h_lim = 0.9 * (P.height if start[t, a] else P.release_height)
-        v_lim = 0.9 * (P.speed if start[t, a] else P.release_speed)
-        # height: low + dz <= h_lim  (dz = the root's vertical shift, mode 2)
-        lo, hi = D0r.indptr[t], D0r.indptr[t + 1]  # row t of D0 (no getrow: ~0.3 ms each)
-        rows += [r] * (hi - lo)
-        cols += list(D0r.indices[lo:hi] * k + 2)
-        vals += list(D0r.data[lo:hi])
-        rhs.append(h_lim - low[t, a])
-        r += 1
-        v = vel[t, a]
-        sp_ = float(np.hypot(*v))
-        if sp_ > 0.5 * v_lim:  # speed: u . (v + dv) <= v_lim, dv = the root's velocity
-            u = v / sp_
-            lo, hi = D1r.indptr[t], D1r.indptr[t + 1]
-            for j in (0, 1):
-                rows += [r] * (hi - lo)
-                cols += list(D1r.indices[lo:hi] * k + j)
-                vals += list(D1r.data[lo:hi] * u[j])
-            rhs.append(v_lim - sp_)
-            r += 1
-    M = sp.coo_matrix((vals, (rows, cols)), shape=(r, T * k)).tocsr()
-    return M, np.array(rhs)
+    win, D0w = _windows(D0)
+    _, D1w = _windows(D1)
+    n_w = D0w.shape[1]
+    t, a = np.nonzero(c.in_contact)
+    first = start[t, a]
+    h_lim = 0.9 * np.where(first, P.height, P.release_height)
+    v_lim = 0.9 * np.where(first, P.speed, P.release_speed)
+    # height: low + dz <= h_lim  (dz = the root's vertical shift, mode 2)
+    height = np.zeros((len(t), n_w, k))
+    height[:, :, 2] = D0w[t]
+    # speed: u . (v + dv) <= v_lim, dv = the root's velocity (only when it is near the limit)
+    v = vel[t, a]
+    speed = np.hypot(v[:, 0], v[:, 1])
+    fast = speed > 0.5 * v_lim
+    u = v[fast] / speed[fast, None]
+    moving = np.zeros((int(fast.sum()), n_w, k))
+    moving[:, :, :2] = D1w[t[fast], :, None] * u[:, None, :]
+    lo = np.concatenate([win[t], win[t[fast]]]) * k
+    rows = np.concatenate([height, moving]).reshape(-1, n_w * k)
+    rhs = np.concatenate([h_lim - low[t, a], v_lim[fast] - speed[fast]])
+    return lo, rows, rhs
+
+
+def _check_rows(filt: DynamicsFilter, active: np.ndarray, pts: np.ndarray, mu_in: float,
+                dirs: np.ndarray, h_floor: float, weight: float
+                ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Seed D's three checks as rows ``G W <= lim`` of every frame, batched: the support
+    polygon's edges shrunk by the margin, the octagonal friction pyramid, the push row.
+
+    Args:
+        active: ``(F, A)`` areas in contact. pts: ``(F, P, 3)`` world contact points.
+
+    Returns:
+        ``G (F, P + 9, 6)``, ``lim (F, P + 9)`` (``inf`` on padding rows) and ``ok (F,)``: the
+        frames whose polygon has an area (a point or a segment has no ZMP margin to reach:
+        reported, not fixed).
+    """
+    Fn, P = pts.shape[:2]
+    poly = np.zeros((Fn, P, 2))
+    nv = np.zeros(Fn, dtype=np.int64)
+    nan = np.full(Fn, np.nan)  # no ZMP: the kernel only builds the hulls
+    _support.margins_batch(np.ascontiguousarray(pts), filt.contacts.point_area,
+                           np.ascontiguousarray(active), nan, nan, poly, nv, np.empty(Fn),
+                           np.empty((Fn, 2)))
+    ok = nv >= 3
+    j = np.arange(P)[None, :]
+    valid = j < nv[:, None]
+    nxt = np.where(j + 1 < nv[:, None], j + 1, 0)
+    e = np.take_along_axis(poly, nxt[:, :, None], axis=1) - poly  # edges (counter-clockwise)
+    L = np.hypot(e[..., 0], e[..., 1])
+    edge = valid & (L >= 1e-9)
+    a = np.stack([e[..., 1], -e[..., 0]], axis=-1) / np.where(edge, L, 1.0)[..., None]
+    c_e = np.einsum("fja,fja->fj", a, poly)  # a . p <= c_e inside
+    cen = (poly * valid[..., None]).sum(axis=1) / np.maximum(nv, 1)[:, None]
+    # distance of the vertices' centroid (inside: the hull is convex) to the boundary
+    dc = np.where(edge, c_e - np.einsum("fja,fa->fj", a, cen), np.inf).min(axis=1)
+    m = np.minimum(filt.opt.margin, 0.5 * np.maximum(dc, 0.0))
+    cc = c_e - m[:, None]
+    G = np.zeros((Fn, P + len(dirs) + 1, 6))
+    lim = np.full((Fn, P + len(dirs) + 1), np.inf)  # padded rows are 0 <= +inf
+    # a . p <= cc with p_x f_z = h f_x - n_y, p_y f_z = n_x + h f_y  (f_z > 0)
+    G[:, :P] = np.stack([a[..., 1], -a[..., 0], np.zeros_like(cc), a[..., 0] * h_floor,
+                         a[..., 1] * h_floor, -cc], axis=-1) / 0.1
+    G[:, :P] *= edge[..., None]
+    lim[:, :P][edge] = 0.0
+    # the octagonal friction pyramid and the push row (the same for every frame)
+    G[:, P:-1, 3:5] = dirs
+    G[:, P:-1, 5] = -mu_in
+    G[:, -1, 5] = -1.0  # push: -f_z <= -0.1 mg (rows scaled by the weight)
+    lim[:, P:-1] = 0.0
+    lim[:, -1] = -0.1
+    return G / weight, lim, ok
 
 
 def _qp_step(filt, chk, q, motion, slides, upper, ops, R, mu_in, dirs, weight, mode_window, rho):
@@ -314,8 +366,6 @@ def _qp_step(filt, chk, q, motion, slides, upper, ops, R, mu_in, dirs, weight, m
     # derivative (E'' x) would dominate the accelerations: smooth them over ``mode_window``.
     E_all = _moving_average(E_all, max(1, int(round(mode_window * motion.fps))))
     Bd = np.zeros((3, T, 6, k))  # d W / d (q, qd, qdd) along the modes
-    G_rows: list[np.ndarray] = []  # per contact frame: (r, 6) rows of G W <= 0
-    G_frame: list[int] = []
     eps = 1e-6
     # d W / d qdd is exact (A_w E); d W / d qd (all modes) and d W / d q (modes 2..4: a
     # horizontal root shift moves the support polygon with the ZMP) by forward differences,
@@ -325,97 +375,70 @@ def _qp_step(filt, chk, q, motion, slides, upper, ops, R, mu_in, dirs, weight, m
     qc, vc, ac = st.q[contact], st.qd[contact], st.qdd[contact]
     Bd[2, contact] = np.einsum("frn,fnk->frk", Aw_all[contact], Ec)
     W0 = W_all[contact]
-    pert = [(qc, vc + eps * Ec[:, :, j]) for j in range(k)]
+    # d W / d qd of the root's slides (modes 0..2) is zero: a uniform world velocity of every
+    # body changes no force (Galilean invariance, tested), so only the lean modes' velocities
+    # are perturbed -- 5 perturbed states per contact frame instead of 8.
+    pert = [(qc, vc + eps * Ec[:, :, j]) for j in range(3, k)]
     pert += [(qc + eps * Ec[:, :, j], vc) for j in range(2, k)]
     Wp = terms_batch(filt, np.concatenate([p[0] for p in pert]),
                      np.concatenate([p[1] for p in pert]), np.tile(ac, (len(pert), 1)))[0]
     Wp = Wp.reshape(len(pert), F, 6)
-    for j in range(k):
-        Bd[1, contact, :, j] = (Wp[j] - W0) / eps
+    for j in range(3, k):
+        Bd[1, contact, :, j] = (Wp[j - 3] - W0) / eps
     for j in range(2, k):
-        Bd[0, contact, :, j] = (Wp[k + j - 2] - W0) / eps
-    pts_all = filt.contacts.points(filt.skel, qc)  # (F, P, 3)
-    # the octagonal friction pyramid and the push row (the same for every frame)
-    fixed_rows = np.zeros((len(dirs) + 1, 6))
-    fixed_rows[:-1, 3:5] = dirs
-    fixed_rows[:-1, 5] = -mu_in
-    fixed_rows[-1, 5] = -1.0  # push: -f_z <= -0.1 mg
-    for fi, t in enumerate(contact):
-        poly = _polygon(pts_all[fi], c.in_contact[t], filt.contacts.point_area)
-        if len(poly) < 3:
-            continue  # a point or a segment: no ZMP margin to reach (reported, not fixed)
-        cen = poly.mean(axis=0)
-        dc = _support.signed_distance(poly, len(poly), cen[0], cen[1], np.empty(2))
-        m = min(filt.opt.margin, 0.5 * max(dc, 0.0))
-        e = np.roll(poly, -1, axis=0) - poly  # edges (counter-clockwise hull)
-        L = np.hypot(e[:, 0], e[:, 1])
-        ok = L >= 1e-9
-        a = np.stack([e[ok, 1], -e[ok, 0]], axis=1) / L[ok, None]  # outward normals
-        cc = np.einsum("ia,ia->i", a, poly[ok]) - m
-        # a . p <= cc with p_x f_z = h f_x - n_y, p_y f_z = n_x + h f_y  (f_z > 0)
-        edge_rows = np.stack([a[:, 1], -a[:, 0], np.zeros(len(a)), a[:, 0] * h_floor,
-                              a[:, 1] * h_floor, -cc], axis=1) / 0.1
-        G_rows.append(np.vstack([edge_rows, fixed_rows]) / weight)
-        G_frame.append(int(t))
-    if not G_frame:
+        Bd[0, contact, :, j] = (Wp[k - 3 + j - 2] - W0) / eps
+    G, lim, ok = _check_rows(filt, c.in_contact[contact], filt.contacts.points(filt.skel, qc),
+                             mu_in, dirs, h_floor, weight)
+    if not ok.any():
         return q, False
-    F = len(G_frame)
-    rmax = max(len(g) for g in G_rows)
-    G = np.zeros((F, rmax, 6))  # padded rows are 0 <= +inf
-    lim = np.full((F, rmax), np.inf)
-    for i, g in enumerate(G_rows):
-        G[i, :len(g)] = g
-        lim[i, :len(g)] = 0.0
-        lim[i, len(g) - 1] = -0.1  # the push row: f_z >= 0.1 m g (rows scaled by the weight)
-    frames = np.array(G_frame)
+    G, lim = G[ok], lim[ok]
+    G_frame = contact[ok]
+    F, rmax = G.shape[:2]
+    frames = np.asarray(G_frame)
     rhs = (lim - np.einsum("fra,fa->fr", G, c.wrench[frames])).ravel()
-    Rn = F * rmax
-    frame_of = -np.ones(T, dtype=np.int64)
-    frame_of[frames] = np.arange(F)
-    vals, rows, cols = [], [], []
-    for d, D in enumerate((D0, D1, D2)):
+    # Row (f, r) over the unknowns (s, j) of frame f's window: sum_d D_d[f, s] (G_f B_d,f)[r, j]
+    # -- dense on the window (a BandRows), the accelerations the check will see being D2 x.
+    win = [_windows(D) for D in (D0, D1, D2)]
+    n_w = win[0][1].shape[1]
+    dense = np.zeros((F, rmax, n_w, k))
+    for d in range(3):
         GB = np.einsum("fra,fak->frk", G, Bd[d, frames])  # (F, rmax, k)
-        sel = frame_of[D.row] >= 0
-        fi, si, dv = frame_of[D.row[sel]], D.col[sel], D.data[sel]
-        v = dv[:, None, None] * GB[fi]
-        shape = v.shape
-        vals.append(v.ravel())
-        rows.append((fi[:, None, None] * rmax + np.arange(rmax)[None, :, None]
-                     + np.zeros(shape, np.int64)).ravel())
-        cols.append((si[:, None, None] * k + np.arange(k)[None, None, :]
-                     + np.zeros(shape, np.int64)).ravel())
-    GM = sp.coo_matrix((np.concatenate(vals), (np.concatenate(rows), np.concatenate(cols))),
-                       shape=(Rn, T * k)).tocsr()
+        dense += win[d][1][frames][:, None, :, None] * GB[:, :, None, :]
+    lo = np.repeat(win[0][0][frames] * k, rmax)
+    dense = dense.reshape(F * rmax, n_w * k)
     # Only rows that can become active within this round's step: ZMP within ~10 cm of an
     # edge (or beyond), friction above half the pyramid, a weak push (value = G W - lim, in
     # weights, 10 cm for the edges); the rest cannot be reached by a small correction and
     # would only slow the solver down.
     keep = np.flatnonzero(np.isfinite(rhs) & (-rhs > -1.0))
-    GM, rhs = GM[keep], rhs[keep]
-    KM, krhs = _contact_rows(filt, chk, motion.fps, D0, D1, k)
+    klo, krows, krhs = _contact_rows(filt, chk, motion.fps, D0, D1, k)
     # Losing a contact makes a frame unfixable (no rows in flight): these rows x 100, so their
     # slacks cost 10^4 x more than the wrench rows' (the penalty is quadratic).
-    GM = sp.vstack([GM, 100.0 * KM], format="csc")
-    rhs = np.concatenate([rhs, 100.0 * krhs])
-    Rn = GM.shape[0]
-    nx = T * k
-    # z = [x, s]: min 1/2 x'Rx + rho/2 s's  s.t.  GM x - s <= rhs,  s >= 0
-    P = sp.block_diag([R, rho * sp.identity(Rn)], format="csc")
-    A = sp.vstack([sp.hstack([GM, -sp.identity(Rn)]),
-                   sp.hstack([sp.csc_matrix((Rn, nx)), sp.identity(Rn)])], format="csc")
-    lo = np.concatenate([np.full(Rn, -np.inf), np.zeros(Rn)])
-    hi = np.concatenate([rhs, np.full(Rn, np.inf)])
-    # Function-level import, measured: osqp costs ~0.14 s to import, which every `animik`
-    # command would pay at start-up (the CLI registers this command's module).
-    import osqp
-
-    prob = osqp.OSQP()
-    prob.setup(P, np.zeros(nx + Rn), A, lo, hi, verbose=False, eps_abs=1e-3, eps_rel=1e-3,
-               max_iter=4000, polishing=True)
-    res = prob.solve(raise_error=False)
-    if res.x is None or not np.isfinite(res.x[:nx]).all():
+    lo_all = np.concatenate([lo[keep], klo])
+    rows_all = np.concatenate([dense[keep], 100.0 * krows])
+    rhs = np.concatenate([rhs[keep], 100.0 * krhs])
+    # Frames far from every row (long flights, clips without detected contact) only carry
+    # R's pull towards zero: solve on the frames within two windows of a row's window (all
+    # frames when every frame has a contact, the clips that pass: then nothing changes).
+    near = np.zeros(T + 1, dtype=np.int64)
+    first = lo_all // k
+    np.add.at(near, np.maximum(first - 2 * n_w, 0), 1)
+    np.add.at(near, np.minimum(first + 3 * n_w, T), -1)
+    frames_used = np.flatnonzero(np.cumsum(near)[:T] > 0)
+    if len(frames_used) < 0.9 * T:
+        pos = -np.ones(T, dtype=np.int64)
+        pos[frames_used] = np.arange(len(frames_used))
+        cols = (frames_used[:, None] * k + np.arange(k)[None, :]).ravel()
+        # a row's window lies inside the kept frames: its columns stay consecutive
+        xs, _, _, _ = solve_penalty_qp(R[cols][:, cols], BandRows(pos[first] * k, rows_all,
+                                                                   len(cols)), rhs, rho, align=k)
+        x = np.zeros(T * k)
+        x[cols] = xs
+    else:
+        x, _, _, _ = solve_penalty_qp(R, BandRows(lo_all, rows_all, T * k), rhs, rho, align=k)
+    if not np.isfinite(x).all():
         return q, False
-    x = res.x[:nx].reshape(T, k)
+    x = x.reshape(T, k)
     return q + np.einsum("tnk,tk->tn", E_all, x), True
 
 

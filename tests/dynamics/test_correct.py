@@ -31,6 +31,103 @@ def test_savgol_operator_is_the_checks_derivative():
         assert np.abs(D @ q - ref).max() < 1e-9 * max(1.0, np.abs(ref).max())
 
 
+def test_root_slide_velocity_changes_no_wrench():
+    """Galilean invariance, which lets the filter skip the d W / d qd columns of the root's
+    slides: a uniform world velocity added to every body (the root's slides, which act before
+    its rotations) leaves the root wrench of every state unchanged."""
+    from animik.dynamics.correct import _modes_batch
+    from animik.dynamics.filter import DynamicsFilter, terms_batch
+
+    skel = animik.load_rig("body95")
+    rng = np.random.default_rng(2)
+    N, n = 6, skel.n_dof
+    q = skel.rest_q + 0.2 * rng.normal(size=(N, n))
+    qd, qdd = rng.normal(size=(N, n)), rng.normal(size=(N, n))
+    filt = DynamicsFilter(skel)
+    W, Aw, S = terms_batch(filt, q, qd, qdd, full=True)
+    root = int(np.flatnonzero(skel.parents < 0)[0])
+    rd = np.array(list(skel.joint_dofs(root)))
+    slides = rd[skel.dof_type[rd] == 1]
+    E = _modes_batch(Aw, S, slides, np.zeros(0, dtype=np.int64), skel.total_mass)
+    for j in range(3):
+        v = 1.5 * E[:, :, j]  # 1.5 m/s along world axis j
+        assert np.abs(np.linalg.norm(np.einsum("tnk,tn->tk", S[:, :, 3:], v), axis=1)
+                      - 1.5).max() < 1e-9
+        W2 = terms_batch(filt, q, qd + v, qdd)[0]
+        assert np.abs(W2 - W).max() < 1e-9 * np.abs(W).max()
+
+
+def test_check_rows_are_the_zmp_margin_and_the_friction_pyramid():
+    """The batched rows of seed D's checks against the support polygon of
+    :func:`support_polygon` and the ZMP of the wrench: the edge rows hold exactly when the ZMP
+    is ``m`` inside every edge; the pyramid and push rows are the friction and pushing tests."""
+    from animik.dynamics import _support, support_polygon
+    from animik.dynamics.correct import _check_rows
+    from animik.dynamics.filter import DynamicsFilter
+
+    skel = animik.load_rig("body95")
+    filt = DynamicsFilter(skel)
+    cm = filt.contacts
+    q = np.tile(skel.rest_q, (3, 1))
+    q[1, skel.dof_index("lumbar_flexion")] += 0.3
+    active = np.ones((3, cm.n_areas), bool)
+    active[2, 1:] = False  # one area only
+    mu_in = 0.6
+    dirs = np.stack([np.cos(np.arange(8) * np.pi / 4), np.sin(np.arange(8) * np.pi / 4)], 1)
+    h = 0.02
+    G, lim, ok = _check_rows(filt, active, cm.points(skel, q), mu_in, dirs, h, 1.0)
+    assert ok.all()
+    rng = np.random.default_rng(3)
+    P = G.shape[1] - 9
+    seen = set()
+    for f in range(3):
+        poly = support_polygon(skel, q[f], active[f], cm)
+        cen = poly.mean(axis=0)
+        dc = _support.signed_distance(poly, len(poly), cen[0], cen[1], np.empty(2))
+        m = min(filt.opt.margin, 0.5 * dc)
+        for _ in range(200):
+            W = np.concatenate([rng.normal(scale=30, size=3), rng.normal(scale=100, size=2),
+                                [rng.uniform(50, 900)]])
+            p = np.array([(h * W[3] - W[1]) / W[5], (W[0] + h * W[4]) / W[5]])
+            d = _support.signed_distance(poly, len(poly), p[0], p[1], np.empty(2))
+            edges_hold = bool((G[f, :P] @ W <= lim[f, :P] + 1e-9).all())
+            if abs(d - m) > 1e-6:
+                assert edges_hold == (d >= m), (f, d, m)
+                seen.add(edges_hold)
+            pyramid = bool((dirs @ W[3:5] <= mu_in * W[5] + 1e-9).all())
+            assert pyramid == bool((G[f, P:-1] @ W <= lim[f, P:-1] + 1e-9).all())
+            assert (G[f, -1] @ W <= lim[f, -1]) == (W[5] >= 0.1)
+    assert seen == {True, False}
+
+
+@pytest.mark.skipif(not SFU.is_file(), reason="shared mocap not present")
+def test_contact_rows_see_the_root_shift_as_the_detector_would():
+    """The contact-keeping rows on the SFU walk: a constant vertical root shift dz raises every
+    height row by dz (the smoothed position of a constant is the constant); a horizontal drift
+    at 1 m/s along x and along y adds the unit direction of the foot's motion (u_x, u_y)."""
+    from animik.dynamics.correct import _contact_rows
+    from animik.dynamics.filter import DynamicsFilter
+
+    raw = animik.read_bvh(SFU)
+    clip = Motion(raw.skeleton, raw.q[:120], raw.fps)
+    chk = check_clip(clip)
+    T, k = clip.n_frames, 5
+    D0, D1 = (savgol_operator(T, clip.fps, 0.1, d) for d in (0, 1))
+    lo, rows, rhs = _contact_rows(DynamicsFilter(clip.skeleton), chk, clip.fps, D0, D1, k)
+    n_height = int(chk.check.in_contact.sum())
+    assert len(rows) == len(lo) == len(rhs) > n_height  # the walk has moving-foot rows too
+    G = np.zeros((len(rows), T * k))
+    for i in range(len(rows)):
+        G[i, lo[i]:lo[i] + rows.shape[1]] = rows[i]
+    x = np.zeros((T, k))
+    x[:, 2] = 0.03
+    np.testing.assert_allclose(G[:n_height] @ x.ravel(), 0.03, atol=1e-12)
+    np.testing.assert_allclose(G[n_height:] @ x.ravel(), 0.0, atol=1e-12)
+    ramp = 0.2 + np.arange(T) / clip.fps  # 1 m/s, shifted by 0.2 m
+    ux, uy = (G[n_height:] @ np.outer(ramp, np.eye(k)[j]).ravel() for j in (0, 1))
+    np.testing.assert_allclose(np.hypot(ux, uy), 1.0, atol=1e-9)  # u is the unit direction
+
+
 def _sway(skel, T=90, fps=60.0, amp=0.12, hz=1.5):
     """Body95 bowing forward and back fast at the lumbar spine, feet still: the ZMP leaves the
     feet at the turns."""
@@ -51,6 +148,25 @@ def test_correction_makes_a_sway_feasible_by_the_independent_check():
     assert res.history[0][0] == (~before.feasible).sum() and res.history[-1][0] == 0
     # The correction is small next to the motion.
     assert np.abs(res.motion.q - clip.q).max() < 0.4
+
+
+def test_correction_with_a_long_flight_solves_near_the_contacts_only():
+    """Frames far from every contact (a body held 0.4 m up for 120 frames between two sways)
+    have no rows: the QP is solved on the frames near the contacts (correct._qp_step), the
+    contact frames come out feasible as with no flight, and the middle of the flight is left
+    exactly as it was."""
+    skel = animik.load_rig("body95")
+    a, b = _sway(skel, T=60), _sway(skel, T=60)
+    mid = np.tile(skel.rest_q, (120, 1))
+    mid[:, skel.dof_index("pelvis_tz")] += 0.4
+    clip = Motion(skel, np.vstack([a.q, mid, b.q]), a.fps)
+    res = correct_clip(clip)
+    chk = res.check
+    contact = chk.check.in_contact.any(axis=1)
+    assert not contact[70:170].any()
+    assert chk.feasible[contact].all(), np.flatnonzero(~chk.feasible & contact)
+    assert (~check_clip(clip).feasible & contact).any()  # there was work to do
+    np.testing.assert_array_equal(res.motion.q[100:140], clip.q[100:140])
 
 
 def test_model_of_a_rig_carries_over_to_its_bvh(tmp_path):

@@ -1,0 +1,93 @@
+"""The clip filter's direct QP solver (finite Newton / interior point on banded Cholesky
+factors) against OSQP at a tight tolerance and against brute force."""
+
+import numpy as np
+import osqp
+import pytest
+import scipy.sparse as sp
+
+from animik.dynamics._penalty_qp import BandRows, _banded_lower, _line_search, solve_penalty_qp
+
+
+def _problem(T=60, k=3, w=5, rows_per_frame=6, seed=0, shift=0.0, big=1.0):
+    """A QP with the filter's structure: unknowns frame by frame, ``R`` coupling the frames of
+    two windows, each row of ``G`` on one window's columns."""
+    rng = np.random.default_rng(seed)
+    N = T * k
+    D = sp.diags([np.full(T - 1, 1.0), np.full(T - 1, -1.0)], [0, 1], shape=(T - 1, T))
+    R = (sp.identity(N) + 0.1 * sp.kron((D.T @ D), sp.identity(k))).tocsr()
+    rows, cols, vals, b = [], [], [], []
+    r = 0
+    for t in range(T):
+        lo = min(t, T - w) * k
+        for _ in range(rows_per_frame):
+            g = rng.normal(size=w * k) * (big if rng.uniform() < 0.2 else 1.0)
+            rows += [r] * len(g)
+            cols += list(range(lo, lo + len(g)))
+            vals += list(g)
+            b.append(rng.normal() + shift)
+            r += 1
+    G = sp.csr_matrix((vals, (rows, cols)), shape=(r, N))
+    return R, G, np.array(b)
+
+
+def _osqp(R, G, b, rho):
+    """The slack form solved by OSQP (eps 1e-9): ``min 1/2 x'Rx + rho/2 |s|^2, Gx - s <= b,
+    s >= 0``."""
+    N, m = R.shape[0], G.shape[0]
+    P = sp.block_diag([R, rho * sp.identity(m)], format="csc")
+    A = sp.vstack([sp.hstack([G, -sp.identity(m)]),
+                   sp.hstack([sp.csc_matrix((m, N)), sp.identity(m)])], format="csc")
+    lo = np.concatenate([np.full(m, -np.inf), np.zeros(m)])
+    hi = np.concatenate([b, np.full(m, np.inf)])
+    prob = osqp.OSQP()
+    prob.setup(P, np.zeros(N + m), A, lo, hi, verbose=False, eps_abs=1e-10, eps_rel=1e-10,
+               max_iter=400000, polishing=True)
+    return prob.solve(raise_error=True).x[:N]
+
+
+def _f(R, G, b, rho, x):
+    v = np.maximum(G @ x - b, 0.0)
+    return 0.5 * x @ (R @ x) + 0.5 * rho * v @ v
+
+
+@pytest.mark.parametrize("newton_steps", [50, 0])
+@pytest.mark.parametrize("case", [dict(seed=0), dict(seed=1, shift=-1.0),
+                                  dict(seed=2, shift=-2.0, big=30.0)])
+def test_solution_equals_osqp(case, newton_steps):
+    R, G, b = _problem(**case)
+    rho = 100.0
+    x, method, steps, ok = solve_penalty_qp(R, G, b, rho, align=3, newton_steps=newton_steps,
+                                            tol=1e-10)
+    assert ok
+    if newton_steps == 0:
+        assert method == "ipm"
+    xo = _osqp(R, G, b, rho)
+    assert _f(R, G, b, rho, x) <= _f(R, G, b, rho, xo) * (1 + 1e-7) + 1e-12
+    np.testing.assert_allclose(x, xo, atol=2e-5 * max(1.0, np.abs(xo).max()))
+    # the default tolerance (the filter's): the same minimum to 1e-6
+    x6 = solve_penalty_qp(R, G, b, rho, align=3, newton_steps=newton_steps)[0]
+    assert _f(R, G, b, rho, x6) <= _f(R, G, b, rho, xo) * (1 + 1e-6) + 1e-12
+
+
+def test_gram_band_equals_sparse_product():
+    R, G, b = _problem(seed=3)
+    theta = np.random.default_rng(0).uniform(size=G.shape[0])
+    theta[::3] = 0.0
+    blocks = BandRows.from_sparse(G, R.shape[0], align=3)
+    assert abs(blocks.csr - G).max() == 0
+    u = blocks.L + 2
+    ref = _banded_lower(G.T @ sp.diags(theta) @ G, u)
+    np.testing.assert_allclose(blocks.gram_banded(theta, u), ref, atol=1e-12 * np.abs(ref).max())
+
+
+def test_line_search_is_the_minimum_along_the_direction():
+    R, G, b = _problem(seed=4, T=20)
+    rho = 50.0
+    rng = np.random.default_rng(1)
+    x, d = rng.normal(size=R.shape[0]), rng.normal(size=R.shape[0])
+    t = _line_search(R @ x, R @ d, d, G @ x - b, G @ d, rho)
+    ts = np.linspace(0.0, 1.0, 20001)
+    fs = [_f(R, G, b, rho, x + s * d) for s in ts]
+    assert abs(t - ts[int(np.argmin(fs))]) <= 1e-4
+    assert _f(R, G, b, rho, x + t * d) <= min(fs) + 1e-9 * abs(min(fs))
