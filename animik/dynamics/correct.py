@@ -147,15 +147,16 @@ def _modes_batch(Aw: np.ndarray, S: np.ndarray, root_slides: np.ndarray, upper: 
 
 
 def correct_clip(motion: Motion, options: FilterOptions | None = None,
-                 iterations: int = 12, w_pos: float = 1.0, w_vel: float = 0.1,
+                 iterations: int = 30, w_pos: float = 1.0, w_vel: float = 0.1,
                  mode_window: float = 0.5, max_change: float = 0.3, rho: float = 1e2,
-                 contacts: ContactModel | None = None) -> CorrectionResult:
+                 contacts: ContactModel | None = None, patience: int = 4) -> CorrectionResult:
     """Method A over a whole clip (module docstring).
 
     Args:
         motion: input clip (free root with three slides).
         options: ``mu``, ``friction_safety``, ``margin``, ``window`` are used.
-        iterations: maximum correction rounds.
+        iterations: maximum correction rounds (they also stop after ``patience`` rounds
+            without a new best).
         w_pos, w_vel: weights of the correction's size (m^-2) and speed ((m/s)^-2).
         mode_window: the modes are averaged over this time (s).
         max_change: trust region: no DoF may move further than this from the input (rad or
@@ -204,6 +205,7 @@ def correct_clip(motion: Motion, options: FilterOptions | None = None,
     dirs = np.stack([np.cos(np.arange(8) * np.pi / 4), np.sin(np.arange(8) * np.pi / 4)], 1)
     best = (T + 1, q)
     first: ClipFeasibility | None = None
+    since_best = 0  # rounds since the best one: the rounds still converge slowly (mocapbank)
     for _ in range(iterations + 1):
         chk = check_clip(Motion(skel, q, motion.fps), mu=opt.mu, window=opt.window, contacts=cm)
         bad = ~chk.feasible
@@ -211,7 +213,11 @@ def correct_clip(motion: Motion, options: FilterOptions | None = None,
         history.append((int(bad.sum()), int(chk.check.in_contact.any(axis=1).sum())))
         if bad.sum() < best[0]:
             best = (int(bad.sum()), q, chk)
-        if not (bad & chk.check.in_contact.any(axis=1)).any() or len(history) > iterations:
+            since_best = 0
+        else:
+            since_best += 1
+        if not (bad & chk.check.in_contact.any(axis=1)).any() or len(history) > iterations \
+                or since_best >= patience:
             break  # frames without a detected contact have no rows: nothing more to do
         q2, ok = _qp_step(filt, chk, q, motion, slides, upper, (D0, D1, D2), R, mu_in, dirs,
                           weight, mode_window, rho)
