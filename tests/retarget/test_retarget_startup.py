@@ -1,0 +1,41 @@
+"""Start-up of ``animik retarget``: what a process loads before its first clip."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+import textwrap
+
+
+def _run(code: str) -> str:
+    proc = subprocess.run([sys.executable, "-c", textwrap.dedent(code)], capture_output=True,
+                          text=True, check=False, timeout=300)
+    assert proc.returncode == 0, proc.stderr
+    return proc.stdout
+
+
+def test_kernels_use_lapack_without_importing_scipy_linalg():
+    # numba's BLAS check and gn_refine's eigh find the two Cython modules animik._kernels
+    # preloads; all of scipy.linalg is not imported, and importing it later still works and
+    # uses the same module objects.
+    out = _run("""
+        import sys
+        import numpy as np
+        from animik.retarget.batch import TargetSpec, warm_up
+        from animik.retarget._fit_kernels import gn_refine
+        warm_up(TargetSpec.from_arg("body95"))
+        rng = np.random.default_rng(0)
+        axes = np.tile(np.eye(3), (4, 1, 1))
+        L = np.tile(np.eye(3), (4, 1, 1))
+        th = rng.normal(size=(4, 3))
+        got = gn_refine(L, th, axes, np.zeros((4, 3)), np.zeros((4, 3), bool), np.ones(4), 0.5, 3)
+        print("linalg" if "scipy.linalg" in sys.modules else "no-linalg")
+        import scipy.linalg as sla
+        from scipy.linalg import cython_lapack
+        assert cython_lapack is sys.modules["scipy.linalg.cython_lapack"]
+        a = np.array([[2.0, 1.0], [1.0, 3.0]])
+        assert np.allclose(sla.eigh(a)[0], np.linalg.eigh(a)[0])
+        assert np.allclose(sla.solve(a, [1.0, 2.0]), np.linalg.solve(a, [1.0, 2.0]))
+        print("finite" if np.all(np.isfinite(got)) else "nan")
+    """)
+    assert out.split() == ["no-linalg", "finite"]
