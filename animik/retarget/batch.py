@@ -46,7 +46,6 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
-from tqdm import tqdm
 
 from .._version import __version__
 from ..errors import AnimikError, FileFormatError
@@ -515,6 +514,8 @@ class _NoBar:
 def _progress(total: int, enabled: bool, stream):
     if not enabled:
         return _NoBar()
+    from tqdm import tqdm  # only with a progress bar (-q runs need not import it)
+
     return tqdm(total=total, desc="retarget", unit="clip", file=stream or sys.stderr,
                 dynamic_ncols=True, mininterval=0.2)
 
