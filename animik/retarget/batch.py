@@ -587,14 +587,16 @@ def start_pool(jobs: int, spec: TargetSpec) -> ProcessPoolExecutor:
     ctx = pool_context()
     forked = ctx.get_start_method() == "fork"
     if forked:
-        warm_up(spec)
         # A spawned pool runs multiprocessing's resource tracker beside its workers; a forked
         # one needs none (its semaphores are unlinked at once) but starts it all the same, so
         # that both kinds of pool leave the same process tree (tests/retarget/
-        # test_batch_orphans.py watches it); it exits with the parent (end of its pipe).
+        # test_batch_orphans.py watches it); it exits with the parent (end of its pipe). Started
+        # before the warm-up: its interpreter start (~30 ms of CPU) then runs on the core the
+        # parent's warm-up leaves idle rather than beside the workers.
         from multiprocessing import resource_tracker
 
         resource_tracker.ensure_running()
+        warm_up(spec)
     pool = ProcessPoolExecutor(max_workers=jobs, mp_context=ctx, initializer=_worker_init,
                                initargs=(os.getpid(), spec, not forked))
     pool.submit(int)  # a forking pool starts every worker now, before the caller starts threads

@@ -39,3 +39,13 @@ def test_kernels_use_lapack_without_importing_scipy_linalg():
         print("finite" if np.all(np.isfinite(got)) else "nan")
     """)
     assert out.split() == ["no-linalg", "finite"]
+
+
+def test_bench_compiles_the_bytecode_the_timed_command_imports():
+    # the whole-command timing runs animik as an installed copy does: every module with a
+    # current .pyc, even where PYTHONDONTWRITEBYTECODE keeps imports from writing them
+    from animik.bench.retarget import ensure_bytecode
+
+    first = ensure_bytecode()
+    assert first.startswith("byte-code: ")
+    assert ensure_bytecode().startswith("byte-code: every animik module has its .pyc")
