@@ -31,6 +31,7 @@ reported (``"status": "failed"`` with the error) and nothing is written for it.
 
 from __future__ import annotations
 
+import gc
 import hashlib
 import json
 import multiprocessing
@@ -597,6 +598,13 @@ def start_pool(jobs: int, spec: TargetSpec) -> ProcessPoolExecutor:
 
         resource_tracker.ensure_running()
         warm_up(spec)
+    if forked:
+        # Everything the parent holds now (modules, numba's dispatchers, the warmed-up caches)
+        # lives on in every worker; frozen out of the garbage collector's generations, a
+        # worker's collections no longer walk it, and walking it touched (copied on write)
+        # the pages it shares with the parent: ~0.1 s of CPU per worker (gc.freeze's own
+        # advice for forking servers).
+        gc.freeze()
     pool = ProcessPoolExecutor(max_workers=jobs, mp_context=ctx, initializer=_worker_init,
                                initargs=(os.getpid(), spec, not forked))
     pool.submit(int)  # a forking pool starts every worker now, before the caller starts threads
