@@ -584,7 +584,8 @@ def pool_context() -> multiprocessing.context.BaseContext:
 def start_pool(jobs: int, spec: TargetSpec) -> ProcessPoolExecutor:
     """A pool of ``jobs`` local worker processes for :func:`run_clip` (:func:`pool_context`;
     a forked pool is warmed up in the parent first, so that every worker inherits the loaded
-    kernels and the target skeleton)."""
+    kernels and the target skeleton, and the parent's heap is ``gc.freeze()``-d so that the
+    workers' garbage collections leave the shared pages alone)."""
     ctx = pool_context()
     forked = ctx.get_start_method() == "fork"
     if forked:

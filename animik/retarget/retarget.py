@@ -626,6 +626,11 @@ class Retargeter:
     def run(self, callback: Callable[[int, np.ndarray], None] | None = None) -> RetargetResult:
         """Retarget every frame of the prepared clip; returns motion, report and mapping.
 
+        Without ``callback`` the frames are solved in one compiled call
+        (:meth:`animik.ik.fik.PreparedFIK.solve_sequence`: the same solves as :meth:`step`
+        frame by frame, bit for bit, without its per-frame Python); with one, or with FIK
+        options that call does not take, frame by frame through :meth:`step`.
+
         Args:
             callback: ``callback(frame, q)`` after every frame (progress display).
         """
