@@ -267,7 +267,8 @@ def command_rows(rig: str, jobs: int, timing: dict, inner: float | None) -> tupl
     crit = statistics.median(r["critical"] for r in timing["runs"])
     row = (rig, jobs, med["pool"] or "-", len(timing["runs"]), med["frames"],
            round(med["wall"], 2), f"{walls[0]:.2f}-{walls[-1]:.2f}", round(fps),
-           round(fps / cores), round(med["cpu"], 2), round(crit, 2),
+           round(fps / cores), round(med["cpu"], 2),
+           round(1e6 * med["cpu"] / med["frames"]) if med["frames"] else "-", round(crit, 2),
            round(med["frames"] / crit / cores) if crit > 0 else "-",
            round(inner) if inner else "-", round(inner / (fps / cores), 2) if inner else "-",
            round(med["load"], 2))
@@ -345,6 +346,7 @@ def run_cli(args: argparse.Namespace) -> int:
         print()
         print(format_table(["rig", "jobs", "pool", "runs", "frames", "wall s (median)",
                             "wall s range", "frames/s", "frames/s/core", "CPU s",
+                            "CPU us/frame",
                             "CPU critical path s", "frames/s/core idle machine",
                             "inner loop frames/s (1.)", "inner / command per core",
                             "load (1 min)"], table,
