@@ -49,3 +49,36 @@ def test_bench_compiles_the_bytecode_the_timed_command_imports():
     first = ensure_bytecode()
     assert first.startswith("byte-code: ")
     assert ensure_bytecode().startswith("byte-code: every animik module has its .pyc")
+
+
+def test_command_process_exits_fast_with_its_code_and_all_its_output(tmp_path):
+    # `python -m animik.cli retarget ...` ends through cli.exit_now (no interpreter teardown):
+    # the exit code, the table on a pipe and the files are all there
+    from rt_helpers import write_test_clip
+
+    clip = write_test_clip(tmp_path / "walk.bvh", frames=30, seed=0)
+    out = tmp_path / "out"
+    cmd = [sys.executable, "-m", "animik.cli", "retarget", str(clip), "--to", "fig2", "--out",
+           str(out)]
+    proc = subprocess.run(cmd, capture_output=True, text=True, check=False, timeout=300)
+    assert proc.returncode == 0, proc.stderr
+    assert proc.stdout.rstrip().endswith(f"report: {out / 'report.json'}")
+    assert (out / "walk.bvh").is_file() and (out / "walk.retarget.json").is_file()
+    bad = subprocess.run([*cmd[:4], str(tmp_path / "missing.bvh"), *cmd[5:]],
+                         capture_output=True, text=True, check=False, timeout=300)
+    assert bad.returncode == 4 and "no such file" in bad.stderr
+
+
+def test_exit_now_returns_while_another_thread_runs():
+    out = _run("""
+        import threading, time
+        from animik.cli import exit_now
+        stop = threading.Event()
+        t = threading.Thread(target=stop.wait)
+        t.start()
+        exit_now(3)  # a non-daemon thread is running: returns, the normal exit waits for it
+        print("returned")
+        stop.set()
+        t.join()
+    """)
+    assert out.split() == ["returned"]
