@@ -6,10 +6,61 @@ plain arrays. All kernels loop over a leading batch dimension ``B``.
 
 from __future__ import annotations
 
+import importlib.machinery
+import importlib.util
+import sys
+from pathlib import Path
+
 import numba as nb
 import numpy as np
 
 _JIT = dict(cache=True, nogil=True)
+
+# numba reaches BLAS and LAPACK through the Cython modules ``scipy.linalg.cython_blas`` and
+# ``scipy.linalg.cython_lapack``: it imports the first when it sets up its CPU target (the BLAS
+# check of ``numba.np.arraymath``, on the first kernel loaded in a process, whether or not that
+# kernel uses linear algebra) and the second when a kernel first calls ``np.linalg``
+# (``gn_refine``'s ``eigh``). Imported the usual way, each first runs ``scipy/linalg/__init__``,
+# i.e. all of ``scipy.linalg``: ~0.17 s of CPU, a fifth of an ``animik retarget`` start-up, for
+# two modules that need none of it. So they are loaded here from their files straight into
+# ``sys.modules`` (~10 ms), where numba's ``import scipy.linalg.cython_blas`` and its C helper's
+# ``PyImport_ImportModule`` find them without the package. A later ``import scipy.linalg`` runs
+# its ``__init__`` as usual, and its Cython modules ``cimport`` these same module objects (also
+# looked up in ``sys.modules``). Anything unexpected (no SciPy, another layout, ``scipy.linalg``
+# or numba's target already loaded) leaves it all to the usual imports.
+_LAPACK_MODULES = ("scipy.linalg.cython_blas", "scipy.linalg.cython_lapack")
+
+
+def _preload_lapack() -> bool:
+    """Load ``_LAPACK_MODULES`` into ``sys.modules`` without running ``scipy.linalg``'s package
+    ``__init__``; True when both are there (loaded now or before)."""
+    if all(name in sys.modules for name in _LAPACK_MODULES):
+        return True
+    if "scipy.linalg" in sys.modules or "numba.np.arraymath" in sys.modules:
+        return False  # nothing left to save
+    try:
+        scipy_spec = importlib.util.find_spec("scipy")
+        if scipy_spec is None or not scipy_spec.submodule_search_locations:
+            return False
+        folder = Path(next(iter(scipy_spec.submodule_search_locations))) / "linalg"
+        loaded = {}
+        for name in _LAPACK_MODULES:
+            stem = name.rsplit(".", 1)[1]
+            path = next((folder / (stem + s) for s in importlib.machinery.EXTENSION_SUFFIXES
+                         if (folder / (stem + s)).is_file()), None)
+            spec = None if path is None else importlib.util.spec_from_file_location(name, path)
+            if spec is None or spec.loader is None:
+                return False
+            module = importlib.util.module_from_spec(spec)
+            spec.loader.exec_module(module)
+            loaded[name] = module
+    except (ImportError, OSError):  # pragma: no cover - depends on the environment
+        return False
+    sys.modules.update(loaded)
+    return True
+
+
+_preload_lapack()
 
 
 @nb.njit(**_JIT)

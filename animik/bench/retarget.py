@@ -27,7 +27,10 @@
    ``report.json``: start-up (wall time outside the batch, plus the warm-up / pool start),
    and per phase summed over the clips (seconds of the worker processes): read, build
    (mapping, alignment, the batched per-frame targets), solve (the per-frame FIK solves),
-   format (BVH text) and write.
+   format (BVH text) and write. Before timing, animik's modules are compiled to ``.pyc``
+   (:func:`ensure_bytecode`; the table says whether it was needed): with
+   ``PYTHONDONTWRITEBYTECODE`` set an editable install would otherwise compile all of animik
+   at every start, which no user's installed copy does.
 
 Benchmarks print tables; they never fail on speed.
 """
@@ -169,6 +172,38 @@ def command_line(data: str, rig: str, out: str, jobs: int) -> list[str]:
             "--jobs", str(jobs), "-q"]
 
 
+def ensure_bytecode() -> str:
+    """Compile animik's modules into their ``__pycache__`` (``compileall``: new or stale
+    ``.pyc`` only) so that the timed command imports them as an installed copy does, and say
+    so. With ``PYTHONDONTWRITEBYTECODE`` set (some sandboxes and CI set it) an editable
+    install never writes them and every start compiles all of animik from source (~0.2–0.3 s
+    of CPU, a third of the start-up) — a cost users, whose first run writes the ``.pyc``, do
+    not pay."""
+    import compileall
+    import importlib.util
+
+    pkg = Path(__file__).resolve().parents[1]
+    sources = [p for p in pkg.rglob("*.py") if "__pycache__" not in p.parts]
+
+    def fresh(p: Path) -> bool:
+        c = Path(importlib.util.cache_from_source(str(p)))
+        return c.is_file() and c.stat().st_mtime >= p.stat().st_mtime
+
+    stale = sum(not fresh(p) for p in sources)
+    flag = " (PYTHONDONTWRITEBYTECODE is set here)" if os.environ.get("PYTHONDONTWRITEBYTECODE") \
+        else ""
+    if stale:
+        try:
+            compileall.compile_dir(str(pkg), quiet=2)
+        except OSError as e:  # pragma: no cover - a read-only install
+            return f"byte-code: {stale} of {len(sources)} animik modules have no .pyc and " \
+                   f"cannot be compiled ({e}): the command compiles them at every start{flag}"
+        left = sum(not fresh(p) for p in sources)
+        return (f"byte-code: compiled {stale - left} of {len(sources)} animik modules to .pyc "
+                f"before timing{flag}, as a normal install has them")
+    return f"byte-code: every animik module has its .pyc{flag}"
+
+
 def whole_command(data: str, rig: str, jobs: int, repeat: int) -> dict:
     """Time ``animik retarget`` as users run it, ``repeat`` times in a subprocess.
 
@@ -232,7 +267,8 @@ def command_rows(rig: str, jobs: int, timing: dict, inner: float | None) -> tupl
     crit = statistics.median(r["critical"] for r in timing["runs"])
     row = (rig, jobs, med["pool"] or "-", len(timing["runs"]), med["frames"],
            round(med["wall"], 2), f"{walls[0]:.2f}-{walls[-1]:.2f}", round(fps),
-           round(fps / cores), round(med["cpu"], 2), round(crit, 2),
+           round(fps / cores), round(med["cpu"], 2),
+           round(1e6 * med["cpu"] / med["frames"]) if med["frames"] else "-", round(crit, 2),
            round(med["frames"] / crit / cores) if crit > 0 else "-",
            round(inner) if inner else "-", round(inner / (fps / cores), 2) if inner else "-",
            round(med["load"], 2))
@@ -300,6 +336,7 @@ def run_cli(args: argparse.Namespace) -> int:
     if cmd_jobs:
         inner = {r[0]: r[4] for r in speed}
         table, breakdown = [], []
+        bytecode = ensure_bytecode()
         for rig in cmd_rigs:
             for jobs in cmd_jobs:
                 timing = whole_command(args.data, rig, jobs, args.command_repeat)
@@ -309,6 +346,7 @@ def run_cli(args: argparse.Namespace) -> int:
         print()
         print(format_table(["rig", "jobs", "pool", "runs", "frames", "wall s (median)",
                             "wall s range", "frames/s", "frames/s/core", "CPU s",
+                            "CPU us/frame",
                             "CPU critical path s", "frames/s/core idle machine",
                             "inner loop frames/s (1.)", "inner / command per core",
                             "load (1 min)"], table,
@@ -317,6 +355,7 @@ def run_cli(args: argparse.Namespace) -> int:
                                  "command and its workers; CPU critical path = the parent's CPU "
                                  "s + the busiest worker's: the wall time on an idle machine, "
                                  "I/O waits left out — read it when the load is high)"))
+        print(f"   {bytecode}")
         for rig, jobs, timing, parts in breakdown:
             cmd = timing["median"]["command"]
             print("   command: animik " + " ".join("TMP" if i == len(cmd) - 4 else a

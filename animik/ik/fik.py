@@ -57,6 +57,7 @@ from ..semantics import stiffness
 from ..skeleton import Skeleton
 from . import _bend, tuning
 from . import _fik_kernels as K
+from ._fik_sequence import fik_sequence
 from .common import (
     DEFAULT_TOL_POSITION,
     DEFAULT_TOL_ROTATION,
@@ -1210,6 +1211,76 @@ class PreparedFIK:
         result = _execute(c, self.problem, q, state, fp, ip, self._task, ref_q, ref_w, True)
         self._state = result.state
         return result
+
+    @property
+    def sequence_supported(self) -> bool:
+        """Whether :meth:`solve_sequence` can run this problem: gain ``"full"`` or
+        ``"scalar"``, no tasks, and every solve a single stage (no natural-posing limb stage,
+        no pin restoration)."""
+        c, s, p = self._c, self._s, self.problem
+        return (s.gain_kind in ("full", "scalar") and s.P_const is None and not p.tasks
+                and (s.v_limbs is None or int((~p.pinned).sum()) > LIMB_STAGE_MAX_TARGETS)
+                and not (s.hard_pins and p.pinned.any()) and c.k == len(p.site_names))
+
+    def solve_sequence(self, positions: np.ndarray, references: np.ndarray, *,
+                       iterations: int, first_iterations: int, tol: float,
+                       catch_tol: float, jump: float, skip_sites: tuple[str, ...] = (),
+                       stall_window: int = 5, stall_rel: float = 1e-3
+                       ) -> tuple[np.ndarray, np.ndarray]:
+        """Warm-started solves of a whole sequence in one compiled call.
+
+        Frame ``t`` is :meth:`solve` ``(q, positions=positions[t], reference=references[t],
+        state=previous state, max_iterations=iterations)`` (frame 0: from ``references[0]``, no
+        state, ``first_iterations``); when that frame ends on its cap, not converged even to
+        ``catch_tol`` and its targets moved more than ``jump`` since the previous frame, a
+        second solve continues it (``max(first_iterations − its iterations, 1)`` iterations,
+        ``stall_window`` / ``stall_rel``) — what :meth:`animik.retarget.Retargeter.step` does
+        frame after frame, with the same results (:mod:`animik.ik._fik_sequence`). A frame
+        counts as converged when every site but ``skip_sites`` is within ``tol`` (m).
+
+        Args:
+            positions: ``(T, k, 3)`` targets of every site in :attr:`site_names` order, m.
+            references: ``(T, n_dof)`` null-space reference poses (clipped into the limits).
+
+        Returns:
+            ``(q (T, n_dof), iterations (T,))``. The prepared solver's last-state and target
+            buffers are left at the last frame's.
+
+        Raises:
+            OptionError: a problem :attr:`sequence_supported` says no to.
+            ShapeError / ValueRangeError: bad shapes, non-finite values.
+        """
+        if not self.sequence_supported:
+            raise OptionError("solve_sequence needs gain 'full' or 'scalar', no tasks and "
+                             "single-stage solves (no natural posing, no pins)")
+        c, s = self._c, self._s
+        pos = np.ascontiguousarray(positions, dtype=float)
+        ref = np.ascontiguousarray(references, dtype=float)
+        if pos.ndim != 3 or pos.shape[1:] != (c.k, 3) or ref.shape != (pos.shape[0], c.n):
+            raise ShapeError(f"positions must have shape (T, {c.k}, 3) and references (T, {c.n}), "
+                             f"got {pos.shape} and {ref.shape}")
+        if not (math.isfinite(pos.sum()) and math.isfinite(ref.sum())):
+            raise ValueRangeError("positions / references contain NaN or infinite values")
+        T, m = pos.shape[0], c.m
+        full = s.gain_kind == "full"
+        bufs = (np.zeros(m), np.zeros(m), np.zeros(m), np.zeros((m, m) if full else (1, 1)),
+                np.zeros((1, 1)), np.zeros(1), np.zeros(c.n), np.zeros(1),
+                np.zeros(1, dtype=np.int64), np.zeros(c.n, dtype=np.bool_))
+        names = self.problem.site_names
+        count = np.array([names[i] not in skip_sites for i in c.lay.perm], dtype=np.bool_)
+        q = np.empty((T, c.n))
+        its = np.zeros(T, dtype=np.int64)
+        if T:
+            fik_sequence(pos, ref, np.ascontiguousarray(c.lay.perm, dtype=np.int64), c.lower,
+                         c.upper, s.v, c.model, self._task, c.struct, bufs, c.centre, c.half,
+                         self._ref_w_frame, s.fp, s.ip, c.fixed, full,
+                         check_count("first_iterations", first_iterations, 0),
+                         check_count("iterations", iterations, 0), count, float(tol),
+                         float(catch_tol), float(jump), check_count("stall_window", stall_window, 1),
+                         check_real("stall_rel", stall_rel, 0.0, 1.0, hi_open=True), c.no_frames,
+                         q, its)
+        self._state = None  # the sequence's states were never objects
+        return q, its
 
     def _set_targets(self, targets: Mapping[str, Any]) -> None:
         if not isinstance(targets, Mapping):

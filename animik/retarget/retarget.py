@@ -518,36 +518,9 @@ class Retargeter:
                     raise UnknownNameError(f"contacts edit: {site!r} is not a foot effector; feet "
                                            f"are {[self.effector_sites[i] for i in self._foot_k]}")
                 flags[self._foot_k.index(k)] = bool(on)
-        tg = virt.copy()
-        feet_state = []
         prev_feet = state.feet if state is not None else tuple(FootState() for _ in self._foot_k)
-        for n, k in enumerate(self._foot_k):
-            if o.contacts:
-                tg[k], fs = hold_foot(bool(flags[n]), virt[k], prev_feet[n], float(self.h_sole[n]),
-                                      self._n_in, self._n_out, self._params.height)
-            else:
-                tg[k] = virt[k]
-                tg[k, 2] = max(tg[k, 2], self.h_sole[n])
-                fs = prev_feet[n]
-            feet_state.append(fs)
-        drop = self._crouch(tg, legs, feet_state)
-        if state is not None and state.crouch > drop:
-            # come back up smoothly (a held foot released, or reach regained)
-            drop = max(drop, state.crouch - o.crouch_speed / self.fps)
-        if drop > 0.0:
-            held = [k for n, k in enumerate(self._foot_k) if feet_state[n].in_contact]
-            body = np.ones(len(tg), dtype=bool)
-            body[held] = False
-            tg[body, 2] -= drop
-            for n, k in enumerate(self._foot_k):  # a swing foot comes down, not through the floor
-                tg[k, 2] = max(tg[k, 2], self.h_sole[n])
-            if self.alignment.fixed_root:
-                bfix = bfix + drop * Afix[:, 2]
-            elif self._carrier_dz is not None:
-                bq = bq.copy()
-                bq[self._carrier_dz[0]] += drop * self._carrier_dz[1]
-        if self.alignment.fixed_root:
-            tg = tg @ Afix.T + bfix
+        tg, bq, feet_state, drop = self._frame_targets(
+            virt, bq, Afix, bfix, legs, flags, prev_feet, None if state is None else state.crouch)
         ref = bq
         if edits is not None:
             tg, ref = self._apply_edits(edits, tg, bq)
@@ -571,6 +544,47 @@ class Retargeter:
         new = RetargetState(t, res.q, res.state, tuple(feet_state), np.asarray(flags, dtype=bool),
                             virt[self._foot_k].copy(), tg, iters, conv, drop, res.fk)
         return res.q, new
+
+    def _frame_targets(self, virt: np.ndarray, bq: np.ndarray, Afix: np.ndarray, bfix: np.ndarray,
+                       legs: np.ndarray, flags: np.ndarray, prev_feet: tuple[FootState, ...],
+                       prev_crouch: float | None
+                       ) -> tuple[np.ndarray, np.ndarray, list[FootState], float]:
+        """One frame's effector targets ``(k, 3)`` and reference pose from its prepared arrays,
+        the contact flags and the previous frame's feet and crouch (``None``: first frame):
+        feet held during contacts, hips lowered to keep held feet within reach. Returns
+        ``(targets, reference, feet, crouch)``; depends on no solved pose, so :meth:`run`
+        computes every frame's before solving them all at once."""
+        o = self.options
+        tg = virt.copy()
+        feet_state = []
+        for n, k in enumerate(self._foot_k):
+            if o.contacts:
+                tg[k], fs = hold_foot(bool(flags[n]), virt[k], prev_feet[n], float(self.h_sole[n]),
+                                      self._n_in, self._n_out, self._params.height)
+            else:
+                tg[k] = virt[k]
+                tg[k, 2] = max(tg[k, 2], self.h_sole[n])
+                fs = prev_feet[n]
+            feet_state.append(fs)
+        drop = self._crouch(tg, legs, feet_state)
+        if prev_crouch is not None and prev_crouch > drop:
+            # come back up smoothly (a held foot released, or reach regained)
+            drop = max(drop, prev_crouch - o.crouch_speed / self.fps)
+        if drop > 0.0:
+            held = [k for n, k in enumerate(self._foot_k) if feet_state[n].in_contact]
+            body = np.ones(len(tg), dtype=bool)
+            body[held] = False
+            tg[body, 2] -= drop
+            for n, k in enumerate(self._foot_k):  # a swing foot comes down, not through the floor
+                tg[k, 2] = max(tg[k, 2], self.h_sole[n])
+            if self.alignment.fixed_root:
+                bfix = bfix + drop * Afix[:, 2]
+            elif self._carrier_dz is not None:
+                bq = bq.copy()
+                bq[self._carrier_dz[0]] += drop * self._carrier_dz[1]
+        if self.alignment.fixed_root:
+            tg = tg @ Afix.T + bfix
+        return tg, bq, feet_state, drop
 
     def _crouch(self, tg: np.ndarray, legs: np.ndarray, feet: tuple[FootState, ...]) -> float:
         """How far the hips must come down (m) so that every held foot is within reach."""
@@ -614,6 +628,11 @@ class Retargeter:
     def run(self, callback: Callable[[int, np.ndarray], None] | None = None) -> RetargetResult:
         """Retarget every frame of the prepared clip; returns motion, report and mapping.
 
+        Without ``callback`` the frames are solved in one compiled call
+        (:meth:`animik.ik.fik.PreparedFIK.solve_sequence`: the same solves as :meth:`step`
+        frame by frame, bit for bit, without its per-frame Python); with one, or with FIK
+        options that call does not take, frame by frame through :meth:`step`.
+
         Args:
             callback: ``callback(frame, q)`` after every frame (progress display).
         """
@@ -626,13 +645,33 @@ class Retargeter:
         iters = np.zeros(T, dtype=np.int64)
         crouch = np.zeros(T)
         state = None
-        for t in range(T):
-            q[t], state = self.step(t, state=state)
-            targets[t] = state.targets
-            iters[t] = state.iterations
-            crouch[t] = state.crouch
-            if callback is not None:
-                callback(t, q[t])
+        ik = self._ik
+        if callback is None and ik.sequence_supported:
+            # the targets depend on no solved pose: all of them first, then every frame's FIK
+            # in one compiled call (the same solves as step() frame by frame, without ~60 µs
+            # of per-frame Python; tests/retarget/test_retarget_sequence.py)
+            o, c = self.options, self.clip
+            refs = np.empty((T, n))
+            feet = tuple(FootState() for _ in self._foot_k)
+            drop = None
+            for t in range(T):
+                targets[t], refs[t], feet, drop = self._frame_targets(
+                    c["virtual"][t], c["bq"][t], c["A"][t], c["b"][t], c["leg_base"][t],
+                    c["contact"][t], feet, drop)
+                crouch[t] = drop
+            q, iters = ik.solve_sequence(targets, refs, iterations=o.iterations,
+                                         first_iterations=o.first_iterations,
+                                         tol=o.tol * 1.0 * (1 + 1e-9),
+                                         catch_tol=o.tol * o.catch_up * (1 + 1e-9), jump=o.jump,
+                                         skip_sites=(ROOT_SITE,))
+        else:
+            for t in range(T):
+                q[t], state = self.step(t, state=state)
+                targets[t] = state.targets
+                iters[t] = state.iterations
+                crouch[t] = state.crouch
+                if callback is not None:
+                    callback(t, q[t])
         elapsed = time.perf_counter() - t0 + self.setup_seconds
         report = self.report(q, targets, iters, elapsed, crouch)
         meta = {"retarget_source": self.motion.meta.get("source", self.source.name),
