@@ -19,7 +19,7 @@ Reconstruction (the seed's formulas were images; docs/dynamics.md section 5c):
     (:mod:`animik.dynamics.sole_balance`, the default) ``x*`` is where the sole must be for
     its springs to give a capture-point law's wrench -- the only way the motion can move the
     centre of pressure, since the base rows fix the momentum rate to the springs' wrench;
-    without it (``BalanceOptions(enabled=False)``) the soles are pinned where they land;
+    without it (``SoleBalanceOptions(enabled=False)``) the soles are pinned where they land;
 (e) solved together with the joint references ``q̈_ref`` (the input clip, PD-tracked): a
     least-squares problem in ``q̈`` with the six base rows (a)-(c) as equalities -- these rows
     are exactly the ``A_w q̈ + b = W_C`` of method A with ``W_C`` the springs' wrench, so the
@@ -54,7 +54,13 @@ from .filter import (
     momentum_of,
 )
 from .inverse import momentum, rnea
-from .sole_balance import BalanceOptions, desired_force, small_rotation, sole_displacements, sole_stiffness
+from .sole_balance import (
+    SoleBalanceOptions,
+    desired_force,
+    small_rotation,
+    sole_displacements,
+    sole_stiffness,
+)
 from .zmp import FeasibilityError
 
 
@@ -111,7 +117,7 @@ def base_inverse_inertia(filt: DynamicsFilter, q: np.ndarray, joints, points,
     return Jb @ np.linalg.solve(M[np.ix_(base, base)], Jb.T)
 
 
-def _balance_pins(filt: DynamicsFilter, bal: BalanceOptions, support: np.ndarray,
+def _balance_pins(filt: DynamicsFilter, bal: SoleBalanceOptions, support: np.ndarray,
                   x: np.ndarray, W: np.ndarray, q: np.ndarray,
                   v: np.ndarray, c_ref: np.ndarray, cd_ref: np.ndarray, cdd_ref: np.ndarray,
                   k_s: float, mass: float, g: float) -> dict[int, Pin]:
@@ -145,14 +151,14 @@ def _balance_pins(filt: DynamicsFilter, bal: BalanceOptions, support: np.ndarray
 
 def method_b_clip(motion: Motion, options: FilterOptions | None = None,
                   springs: SpringOptions = SpringOptions(),
-                  balance: BalanceOptions | None = None) -> CorrectionResult:
+                  balance: SoleBalanceOptions | None = None) -> CorrectionResult:
     """Method B over a whole clip (module docstring): simulate, then check the written poses.
 
     Args:
         motion: input clip (free-floating root). options: ``mu``, ``friction_safety``,
             ``track_hz``, ``pin_hz``, ``w_root``, ``window``, ``max_accel`` are used.
         springs: :class:`SpringOptions`.
-        balance: :class:`animik.dynamics.sole_balance.BalanceOptions` (the balance law acting
+        balance: :class:`animik.dynamics.sole_balance.SoleBalanceOptions` (the balance law acting
             on the sole pins' references; ``enabled=False``: the soles pinned where they land).
 
     Returns:
@@ -165,7 +171,7 @@ def method_b_clip(motion: Motion, options: FilterOptions | None = None,
     """
     opt = (options or FilterOptions()).checked()
     sp_ = _check(springs)
-    bal = (balance or BalanceOptions()).checked()
+    bal = (balance or SoleBalanceOptions()).checked()
     t0 = time.perf_counter()
     skel = motion.skeleton
     root = int(np.flatnonzero(skel.parents < 0)[0])

@@ -37,7 +37,7 @@ from .zmp import FeasibilityError
 
 
 @dataclass(frozen=True)
-class BalanceOptions:
+class SoleBalanceOptions:
     """The balance law of method B.
 
     Attributes:
@@ -75,7 +75,7 @@ class BalanceOptions:
     ref_margin: float = 0.03
     feedforward: bool = False
 
-    def checked(self) -> BalanceOptions:
+    def checked(self) -> SoleBalanceOptions:
         for name in ("dcm_gain", "com_z_hz", "sole_hz", "w_sole", "ridge", "length",
                      "max_step"):
             v = getattr(self, name)
@@ -107,7 +107,7 @@ def inside(poly: np.ndarray, x: np.ndarray, margin: float) -> np.ndarray:
 
 def desired_force(c: np.ndarray, cd: np.ndarray, c_ref: np.ndarray, cd_ref: np.ndarray,
                   cdd_ref: np.ndarray, poly: np.ndarray, floor: float, g: float, mass: float,
-                  o: BalanceOptions) -> tuple[np.ndarray, np.ndarray]:
+                  o: SoleBalanceOptions) -> tuple[np.ndarray, np.ndarray]:
     """Step 1: the wanted floor force ``(3,)`` N through the COM and its centre of pressure
     ``(2,)`` m, from the COM state ``c, cd`` and the input's ``c_ref, cd_ref, cdd_ref``."""
     h = max(c[2] - floor, 0.05)

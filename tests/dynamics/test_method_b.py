@@ -13,7 +13,7 @@ from animik.cli import main
 from animik.dynamics import check_clip
 from animik.dynamics.filter import DynamicsFilter
 from animik.dynamics.method_b import SpringOptions, base_inverse_inertia, method_b_clip
-from animik.dynamics.sole_balance import BalanceOptions, desired_force, sole_displacements, sole_stiffness
+from animik.dynamics.sole_balance import SoleBalanceOptions, desired_force, sole_displacements, sole_stiffness
 from animik.dynamics.zmp import FeasibilityError
 from animik.io.bvh_compat import write_bvh_compatible
 from animik.motion import Motion
@@ -75,7 +75,7 @@ def test_method_b_balance_law_makes_the_sway_feasible_in_memory():
     assert check_clip(res.motion).feasible.all()
     root = list(skel.joint_dofs(int(np.flatnonzero(skel.parents < 0)[0])))
     assert np.abs(res.motion.q[:, root[:3]] - clip.q[:, root[:3]]).max() < 0.05
-    bare = method_b_clip(clip, balance=BalanceOptions(enabled=False))
+    bare = method_b_clip(clip, balance=SoleBalanceOptions(enabled=False))
     assert (~check_clip(bare.motion).feasible).sum() > 10
 
 
@@ -117,7 +117,7 @@ def test_sole_stiffness_matches_finite_differences_of_the_springs():
 
 def test_desired_force_points_through_the_com_from_inside_the_polygon():
     poly = np.array([[-0.05, -0.15], [0.2, -0.15], [0.2, 0.15], [-0.05, 0.15]])
-    o = BalanceOptions()
+    o = SoleBalanceOptions()
     c, cd = np.array([0.0, 0.0, 1.0]), np.array([-0.5, 0.0, 0.0])  # falling backward fast
     F, p = desired_force(c, cd, c, np.zeros(3), np.zeros(3), poly, 0.0, 9.81, 70.0, o)
     assert p[0] == pytest.approx(-0.05 + o.margin)  # clamped at the heel edge, shrunk
@@ -150,7 +150,7 @@ def test_method_b_command_writes_nothing_unless_every_frame_passes(tmp_path, cap
     with pytest.MonkeyPatch.context() as mp:
         import animik.commands.filter as cmd
         mp.setattr(cmd, "method_b_clip",
-                   lambda m, o: method_b_clip(m, o, balance=BalanceOptions(enabled=False)))
+                   lambda m, o: method_b_clip(m, o, balance=SoleBalanceOptions(enabled=False)))
         rc = main(["filter", str(src), "-o", str(out), "--method", "B", "--rig", "body95"])
     err = capsys.readouterr().err
     assert rc == 5 and not out.exists() and "nothing written" in err

@@ -110,14 +110,21 @@ def test_plant_leaves_a_feasible_clip_alone():
 
 
 @needs_shared
-def test_mocapbank_on_body95_planted_and_feasible(tmp_path, capsys):
-    """The shared mocapbank clip retargeted onto body95 (147 infeasible frames without a
-    contact: both feet 4-6 cm up; a 5 s stand on one leg with the ZMP 12-15 cm beside the
-    foot): with --plant the written clip passes the independent check."""
-    src = SHARED_BVH / "mocapbank" / "test_mocapbank.bvh"
+@pytest.mark.parametrize("folder, name", [("mocapbank", "test_mocapbank"), ("cmu", "02_01")])
+def test_shared_clip_on_body95_planted_and_feasible(tmp_path, capsys, folder, name):
+    """Shared clips retargeted onto body95 that need planting; with --plant the written clip
+    passes the independent check.
+
+    * mocapbank: 147 infeasible frames without a contact (both feet 4-6 cm up; a 5 s stand on
+      one leg with the ZMP 12-15 cm beside the foot).
+    * CMU 02_01 (306 of 344 frames infeasible, 37 without a contact): a start transient and
+      double supports whose landing foot rolls 1-4 cm up beside a stance foot 4 cm into the
+      floor (before the plantspin round 11 frames stayed infeasible and nothing was written).
+    """
+    src = SHARED_BVH / folder / f"{name}.bvh"
     ret = tmp_path / "ret"
     assert main(["retarget", str(src), "--to", "body95", "--out", str(ret), "--quiet"]) == 0
-    clip, out = ret / "test_mocapbank.bvh", tmp_path / "o.bvh"
+    clip, out = ret / f"{name}.bvh", tmp_path / "o.bvh"
     assert _verdict(clip, capsys) == 5
     assert main(["filter", str(clip), "-o", str(out), "--model", "body95", "--plant"]) == 0
     assert _verdict(out, capsys) == 0
@@ -233,16 +240,3 @@ def test_quick_slide_is_not_carried_but_a_belt_is():
     assert pr.overground.sections and np.abs(pr.root_shift[:, :2]).max() > 0.3
 
 
-@needs_shared
-def test_cmu_02_01_on_body95_planted_and_feasible(tmp_path, capsys):
-    """The shared CMU walk 02_01 retargeted onto body95 (306 of 344 frames infeasible, 37 without
-    a contact: a start transient and double supports whose landing foot rolls 1-4 cm up beside
-    a stance foot 4 cm into the floor): with --plant the written clip passes the independent
-    check (before this round 11 frames stayed infeasible and nothing was written)."""
-    src = SHARED_BVH / "cmu" / "02_01.bvh"
-    ret = tmp_path / "ret"
-    assert main(["retarget", str(src), "--to", "body95", "--out", str(ret), "--quiet"]) == 0
-    clip, out = ret / "02_01.bvh", tmp_path / "o.bvh"
-    assert _verdict(clip, capsys) == 5
-    assert main(["filter", str(clip), "-o", str(out), "--model", "body95", "--plant"]) == 0
-    assert _verdict(out, capsys) == 0
