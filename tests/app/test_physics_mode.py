@@ -89,12 +89,14 @@ def test_timeline_marks_and_make_feasible(app):  # noqa: F811
     new = st.doc.current_clip
     assert new is not clip and new.name.startswith(clip.name)
     assert not pm.infeasible_frames(st).any()
-    # the feet of the new clip stay where the keyed clip had them
+    # the feet of the new clip stay where the keyed clip had them (within 5 mm: the frames the
+    # physics mode's law leaves to `animik filter`'s method A -- the first, where the clip's
+    # Savitzky-Golay derivative starts -- are fixed with the root, the feet up to 4.7 mm lower)
     a = forward_kinematics(st.skeleton, clip.to_motion().q)
     b = forward_kinematics(st.skeleton, new.to_motion().q)
     for s in ("l_foot", "r_foot"):
         i = st.skeleton.site_index(s)
-        assert np.abs(a.site_positions[:, i] - b.site_positions[:, i]).max() < 2e-3
+        assert np.abs(a.site_positions[:, i] - b.site_positions[:, i]).max() < 5e-3
 
 
 def _keyed_lean(app):  # noqa: F811
@@ -135,3 +137,36 @@ def test_make_feasible_cancelled_adds_nothing(app):  # noqa: F811
     assert task.wait(120)
     app.frame(DT)
     assert not st.editing.tasks.busy and len(st.doc.clips) == n_clips
+
+
+def test_timeline_marks_agree_with_animik_feasibility(app):  # noqa: F811
+    """The marks are `animik feasibility`'s check: the SFU walk retargeted onto the document's
+    body95 is marked where that check fails, and the clip `animik filter` makes of it (method A)
+    shows no mark, nor does Make feasible's clip of it. (The marks used backward differences and a fixed 2 cm contact height: 255
+    of the 270 frames of a filtered walk that `animik feasibility` passes came out red.)"""
+    import animik
+    from animik.anim import clip_from_poses
+    from animik.app.edits import set_doc
+    from animik.dynamics import check_clip
+    from animik.dynamics.correct import correct_clip
+    from conftest import SHARED_BVH
+
+    st = app.state
+    skel = st.doc.skeleton
+    walk = animik.retarget(animik.read_bvh(SHARED_BVH / "sfu" / "0005_Walking001.bvh"), skel)
+    fixed = correct_clip(walk).motion
+
+    def show(m, name):
+        clip = clip_from_poses(skel, np.arange(m.n_frames) / m.fps, m.q, name=name, fps=m.fps)
+        set_doc(st, st.doc.replace(clips=(*st.doc.clips, clip), clip=len(st.doc.clips)))
+        return pm.infeasible_frames(st)
+
+    marks = show(walk, "walk")
+    np.testing.assert_array_equal(marks, ~check_clip(walk).feasible)
+    assert marks.sum() > 50
+    # Make feasible on the walk: the physics mode's law cannot hold a walk's feet; what it
+    # leaves goes through method A, and the new clip passes
+    assert pm.make_feasible(st)
+    assert st.doc.current_clip.name.startswith("walk feasible")
+    assert not pm.infeasible_frames(st).any()
+    assert not show(fixed, "walk filtered").any()

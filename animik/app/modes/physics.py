@@ -21,11 +21,15 @@ from typing import ClassVar
 import numpy as np
 
 from ...anim.clip import Clip
+from ...dynamics.clip import check_clip
 from ...dynamics.contacts import ContactGeometryError
-from ...dynamics.interactive import BalanceFilter, BalanceOptions, BalanceStep, clip_feasibility
+from ...dynamics.correct import plant_and_correct
+from ...dynamics.filter import FilterOptions
+from ...dynamics.interactive import BalanceFilter, BalanceOptions, BalanceStep
 from ...ik import prepare_ik
 from ...ik.fik import PreparedFIK
 from ...ik.prepared import PreparedSolver
+from ...motion import Motion
 from .. import timeline
 from ..document import ModeData
 from ..edits import USER_ERRORS, commit, describe, set_doc
@@ -206,9 +210,10 @@ def leave(state: AppState) -> None:
 
 
 def infeasible_frames(state: AppState) -> np.ndarray | None:
-    """``(T,)`` bool: frames of the current clip that fail seed D's checks (backward
-    differences at the clip's rate, contacts by height, as the live overlay); cached per clip.
-    None without a clip or contact geometry."""
+    """``(T,)`` bool: frames of the current clip that fail seed D's checks as ``animik
+    feasibility`` checks a clip (:func:`animik.dynamics.check_clip`: Savitzky-Golay derivatives,
+    contacts detected, floor estimated), so a clip ``animik filter`` wrote shows no mark;
+    cached per clip. None without a clip or contact geometry, or for a clip too short."""
     clip = state.doc.current_clip
     if clip is None or clip.is_empty:
         return None
@@ -221,8 +226,7 @@ def infeasible_frames(state: AppState) -> np.ndarray | None:
     ui.marks = None
     try:
         m = clip.to_motion()
-        res = clip_feasibility(m.skeleton, m.q, clip.fps, mu=pv.mu,
-                               contact_height=pv.contact_height)
+        res = check_clip(m, mu=pv.mu)  # the check of `animik feasibility` and `animik filter`
         ui.marks = ~res.feasible
     except (ContactGeometryError, *USER_ERRORS):
         ui.marks = None
@@ -231,8 +235,9 @@ def infeasible_frames(state: AppState) -> np.ndarray | None:
 
 def _feasible_work(state: AppState):
     """The work of Make feasible for the current clip, run on any thread: returns
-    ``work(progress) -> (source clip, new clip, result, seconds)``, or None after reporting
-    why there is nothing to do. The document is only read here (at the call), never written."""
+    ``work(progress) -> (source clip, new clip, (feasible, input feasible, frames), seconds)``,
+    or None after reporting why there is nothing to do. The document is only read here (at the
+    call), never written."""
     from ...anim import clip_from_poses
     from ...anim.feasible import feasible_clip_poses
 
@@ -241,18 +246,36 @@ def _feasible_work(state: AppState):
         state.error("Make feasible: no clip with keys")
         return None
     options = session(state).options
+    mu = physics_of(state).mu
     name = unique_name(state, f"{clip.name} feasible")
 
     def work(progress=None):
         m = clip.to_motion()
+        skel, fps = m.skeleton, clip.fps
         t0 = time.perf_counter()
-        report = None if progress is None else (lambda done, total: progress(done / total))
-        res = feasible_clip_poses(m.skeleton, m.q, clip.fps, options, progress=report)
-        secs = time.perf_counter() - t0
-        times = np.arange(len(res.q)) / clip.fps
-        new = clip_from_poses(m.skeleton, times, res.q, name=name, fps=clip.fps,
+        say = progress or (lambda *_: None)
+        # 1. the physics mode's law over the clip: the feet held, the COM moved (keyed poses)
+        res = feasible_clip_poses(skel, m.q, fps, options,
+                                  progress=lambda done, total: say(0.6 * done / total))
+        q, chk = res.q, check_clip(Motion(skel, res.q, fps), mu=mu)
+        # 2. judged as `animik feasibility` judges a clip; what still fails goes through
+        # `animik filter --plant`'s method A, from that result and from the input (walks,
+        # whose feet the law above cannot hold), the best kept
+        opts = FilterOptions(mu=mu)
+        for k, start in enumerate((Motion(skel, q, fps), m)):
+            if chk.feasible.all():
+                break
+            say(0.6 + 0.2 * k, "method A")
+            r = plant_and_correct(start, opts)[0]
+            if (~r.check.feasible).sum() < (~chk.feasible).sum():
+                q, chk = r.motion.q, r.check
+        before = check_clip(m, mu=mu).feasible
+        say(1.0)
+        new = clip_from_poses(skel, np.arange(len(q)) / fps, q, name=name, fps=fps,
                               interpolation="linear")
-        return clip, new.replace(fixed_length=clip.fixed_length), res, secs
+        counts = (int(chk.feasible.sum()), int(before.sum()), len(q))
+        return clip, new.replace(fixed_length=clip.fixed_length), counts, \
+            time.perf_counter() - t0
 
     return work
 
@@ -260,7 +283,7 @@ def _feasible_work(state: AppState):
 def _add_feasible(state: AppState, out) -> bool:
     """On the UI thread: insert the new clip after its source (the user's clip is kept) as one
     undo step; dropped with a message if the document's rig changed meanwhile."""
-    clip, new, res, secs = out
+    clip, new, counts, secs = out
     doc = state.doc
     if new.skeleton is not doc.skeleton:
         state.error("Make feasible: dropped, the document's rig changed meanwhile")
@@ -271,10 +294,8 @@ def _add_feasible(state: AppState, out) -> bool:
     clips.insert(idx + 1, new)
     set_doc(state, doc.replace(clips=tuple(clips), clip=idx + 1))
     commit(state, f"make {clip.name} feasible")
-    n_bad = int((~res.reference_feasible).sum())
-    state.info(f"Clip {new.name!r}: {int(res.feasible.sum())}/{len(res.q)} frames feasible "
-               f"(input {len(res.q) - n_bad}), {int(res.corrected.sum())} corrected, "
-               f"{secs:.1f} s")
+    ok, before, T = counts
+    state.info(f"Clip {new.name!r}: {ok}/{T} frames feasible (input {before}), {secs:.1f} s")
     return True
 
 
