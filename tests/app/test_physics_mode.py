@@ -142,14 +142,16 @@ def test_make_feasible_cancelled_adds_nothing(app):  # noqa: F811
 def test_timeline_marks_agree_with_animik_feasibility(app):  # noqa: F811
     """The marks are `animik feasibility`'s check: the SFU walk retargeted onto the document's
     body95 is marked where that check fails, and the clip `animik filter` makes of it (method A)
-    shows no mark, nor does Make feasible's clip of it. (The marks used backward differences and a fixed 2 cm contact height: 255
-    of the 270 frames of a filtered walk that `animik feasibility` passes came out red.)"""
+    shows no mark, nor does Make feasible's clip of it. (The marks used backward differences and
+    a fixed 2 cm contact height: 255 of the 270 frames of a filtered walk that `animik
+    feasibility` passes came out red.)"""
+    from conftest import SHARED_BVH
+
     import animik
     from animik.anim import clip_from_poses
     from animik.app.edits import set_doc
     from animik.dynamics import check_clip
     from animik.dynamics.correct import correct_clip
-    from conftest import SHARED_BVH
 
     st = app.state
     skel = st.doc.skeleton
