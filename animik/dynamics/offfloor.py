@@ -14,15 +14,10 @@ from __future__ import annotations
 import numpy as np
 
 from ..motion import Motion
+from ._runs import true_runs
 from .clip import detect_clip_contacts
 from .contacts import ContactModel, contact_model_for_clip
 from .inverse import com
-
-
-def _runs(mask: np.ndarray) -> list[tuple[int, int]]:
-    """``[(start, end)]`` (end exclusive) of the True runs of a bool ``(T,)`` array."""
-    d = np.diff(np.concatenate([[0], mask.astype(np.int8), [0]]))
-    return list(zip(np.flatnonzero(d == 1).tolist(), np.flatnonzero(d == -1).tolist(), strict=True))
 
 
 def held_off_floor(motion: Motion, contacts: ContactModel | None = None,
@@ -62,7 +57,7 @@ def held_off_floor(motion: Motion, contacts: ContactModel | None = None,
     mean = (s1[k0 + n] - s1[k0]) / n
     var = np.maximum((s2[k0 + n] - s2[k0]) / n - mean * mean, 0.0)
     held = (low >= height) & (np.sqrt(var).max(axis=1) < still)
-    return [(a, b) for a, b in _runs(held) if b - a >= min_time * fps]
+    return [(a, b) for a, b in true_runs(held) if b - a >= min_time * fps]
 
 
 __all__ = ["held_off_floor"]

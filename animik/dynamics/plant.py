@@ -42,6 +42,7 @@ import numpy as np
 from ..motion import Motion
 from . import _support
 from ._leg_ik import hold_points
+from ._runs import true_runs
 from .clip import check_clip
 from .contacts import ContactModel, contact_model_for_clip
 from .opspace import _axes_and_mass
@@ -90,12 +91,6 @@ def _smooth(a: np.ndarray, n: int) -> np.ndarray:
         c = np.concatenate([np.zeros((1,) + a.shape[1:]), np.cumsum(pad, axis=0)])
         a = (c[n:] - c[:-n]) / n
     return a
-
-
-def _runs(mask: np.ndarray) -> list[tuple[int, int]]:
-    """``[start, end)`` of the runs of True."""
-    d = np.diff(np.concatenate([[0], mask.astype(np.int8), [0]]))
-    return list(zip(np.flatnonzero(d == 1), np.flatnonzero(d == -1), strict=True))
 
 
 def support_motion_2d(points: np.ndarray, fps: float) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
@@ -219,7 +214,7 @@ def plant_contacts(motion: Motion, contacts: ContactModel | None = None, mu: flo
     # held at the first / last pose after / before them
     kmax = int(round(transient * fps))
     frozen = np.zeros(T, dtype=bool)
-    for s_, e_ in _runs(need):
+    for s_, e_ in true_runs(need):
         if s_ == 0 and e_ <= kmax and e_ < T:
             q[:e_] = q[e_]
             frozen[:e_] = True
@@ -260,7 +255,7 @@ def plant_contacts(motion: Motion, contacts: ContactModel | None = None, mu: flo
     low_enough = low < 0.07
     for a in range(A):
         wide = _dilate(planted[:, a], k)
-        for s_, e_ in _runs(wide):
+        for s_, e_ in true_runs(wide):
             if planted[s_:e_, a].any():
                 seg = np.arange(s_, e_)
                 core = seg[planted[s_:e_, a]]
@@ -285,7 +280,7 @@ def plant_contacts(motion: Motion, contacts: ContactModel | None = None, mu: flo
     svs = _smooth(sv, max(1, int(round(0.1 * fps))))
     moving = has & (np.hypot(svs[:, 0], svs[:, 1]) > carry_speed)
     fast = moving & (np.hypot(sva[:, 0], sva[:, 1]) > carry_speed)
-    for s, e in _runs(_dilate(fast, int(round(0.1 * fps))) & has):
+    for s, e in true_runs(_dilate(fast, int(round(0.1 * fps))) & has):
         if e - s >= carry_time * fps and moving[s:e].mean() >= carry_fraction:
             carried[s:e] = True
     if carried.any():
@@ -313,7 +308,7 @@ def plant_contacts(motion: Motion, contacts: ContactModel | None = None, mu: flo
     hull_out = np.empty((cm.point_area.shape[0], 2))
     for a in range(A):
         P_a = np.flatnonzero(cm.point_area == a)
-        for s, e in _runs(support[:, a]):
+        for s, e in true_runs(support[:, a]):
             need_run = planted[s:e, a].any()
             # (d1) where the ZMP needs the foot: on single-support frames whose ZMP is outside
             # (or within ``margin`` of the edge), the push that puts it ``margin`` inside;

@@ -40,6 +40,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from ..motion import Motion
+from ._runs import true_runs
 from .clip import detect_clip_contacts
 from .contacts import ContactModel, contact_model_for_clip
 from .opspace import _axes_and_mass
@@ -91,12 +92,6 @@ def _running(a: np.ndarray, n: int, how, lo: int | None = None) -> np.ndarray:
     pad = np.concatenate([np.repeat(a[:1], lo, 0), a, np.repeat(a[-1:], hi, 0)])
     win = np.lib.stride_tricks.sliding_window_view(pad, n, axis=0)  # (T, ..., n)
     return how(win, axis=-1)
-
-
-def _runs(mask: np.ndarray) -> list[tuple[int, int]]:
-    d = np.diff(np.concatenate([[0], mask.astype(np.int8), [0]]))
-    return list(zip(np.flatnonzero(d == 1).tolist(), np.flatnonzero(d == -1).tolist(),
-                    strict=True))
 
 
 def belt_and_surface(motion: Motion, contacts: ContactModel | None = None,
@@ -161,7 +156,7 @@ def belt_and_surface(motion: Motion, contacts: ContactModel | None = None,
         """(a') raised stances: the surface above ``raise_min`` (higher than the detector lets
         a contact be) for at least ``raise_time``, the support not carried along (a fast
         support is a belt, or a pedal: section 5e)."""
-        return [(s, e) for s, e in _runs((surf_raw > raise_min) & ~fast)
+        return [(s, e) for s, e in true_runs((surf_raw > raise_min) & ~fast)
                 if e - s >= raise_time * fps]
 
     def lowered() -> np.ndarray:
@@ -191,7 +186,7 @@ def belt_and_surface(motion: Motion, contacts: ContactModel | None = None,
     # belt moves the stance foot faster than the check's detector accepts a contact: a
     # section where it finds stances on most frames is walking on the floor
     stance = flags.any(axis=1)
-    sections = [(s, e) for s, e in _runs(fast)
+    sections = [(s, e) for s, e in true_runs(fast)
                 if e - s >= min_time * fps and has[s:e].mean() >= min_support
                 and stance[s:e].mean() <= max_detected]
     if not sections:
