@@ -219,7 +219,7 @@ def infeasible_frames(state: AppState) -> np.ndarray | None:
         return None
     ui = session(state)
     pv = physics_of(state)
-    key = (clip, pv.mu, pv.contact_height)
+    key = (clip, pv.mu)
     if ui.marks_clip == key:
         return ui.marks
     ui.marks_clip = key
