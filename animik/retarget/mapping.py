@@ -49,9 +49,8 @@ from ..semantics.roles import (
     EFFECTOR_ROLES,
     JointRoles,
     _ancestors,
-    _name_kind,
     classify_joints,
-    parse_name,
+    site_role,
 )
 from ..skeleton import Skeleton
 
@@ -243,16 +242,6 @@ def _match_chain(tgt: Sequence[int], src: Sequence[int]) -> list[tuple[int, int]
     return pairs
 
 
-def _site_role(name: str) -> str:
-    p = parse_name(name)
-    kind, _ = _name_kind(p)
-    if kind in ("hand", "foot") and p.side:
-        return f"{p.side}_{kind}"
-    if kind == "head" and not p.side:
-        return "head"
-    return ""
-
-
 def build_mapping(source: Skeleton, target: Skeleton, spec: MappingSpec | Mapping | None = None,
                   source_pose: np.ndarray | None = None) -> JointMapping:
     """Pair the joints of two skeletons (automatic, overridable by a mapping spec).
@@ -319,7 +308,7 @@ def build_mapping(source: Skeleton, target: Skeleton, spec: MappingSpec | Mappin
     # effectors
     effectors: dict[str, str] = {}
     for i, sn in enumerate(target.site_names):
-        role = _site_role(sn)
+        role = site_role(sn)
         if role and role not in effectors.values():
             jn = target.joint_names[target.site_joint[i]]
             if target.joint_index(jn) in pairs or _has_paired_ancestor(target, target.site_joint[i], pairs):

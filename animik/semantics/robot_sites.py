@@ -44,7 +44,7 @@ import numpy as np
 from ..errors import FileFormatError, UnknownNameError, names_hint
 from ..kinematics import forward_kinematics
 from ..skeleton import Skeleton
-from .roles import _name_kind, classify_joints, parse_name
+from .roles import _name_kind, classify_joints, parse_name, site_role
 
 ROBOT_SITES = ("pelvis", "l_hand", "r_hand", "l_foot", "r_foot", "head")
 #: Heel and toe of each sole (from the foot meshes): the points kept above the floor.
@@ -55,15 +55,8 @@ SOLE_EDGE_SITES = tuple(f"{s}_sole_{e}_{w}" for s in ("l", "r") for e in ("back"
 
 
 def _existing_role(name: str) -> str:
-    p = parse_name(name)
-    kind, _ = _name_kind(p)
-    if kind in ("hand", "foot") and p.side:
-        return f"{p.side}_{kind}"
-    if kind == "head" and not p.side:
-        return "head"
-    if kind == "hips":
-        return "pelvis"
-    return ""
+    """The role a site already covers: :func:`site_role`, and ``pelvis`` for a hips site."""
+    return site_role(name) or ("pelvis" if _name_kind(parse_name(name))[0] == "hips" else "")
 
 
 def _leaf(skel: Skeleton, j: int) -> int:

@@ -210,6 +210,17 @@ class JointRoles:
         return self.roles.get(role)
 
 
+def site_role(name: str) -> str:
+    """The effector role a site's name says (``l_hand``, ``r_foot``, ``head``), or ""."""
+    p = parse_name(name)
+    kind, _ = _name_kind(p)
+    if kind in ("hand", "foot") and p.side:
+        return f"{p.side}_{kind}"
+    if kind == "head" and not p.side:
+        return "head"
+    return ""
+
+
 def rest_positions(skel: Skeleton, q: np.ndarray | None = None) -> tuple[np.ndarray, np.ndarray]:
     """World joint and site positions ``((J, 3), (S, 3))`` at ``q`` (default: the rest pose)."""
     fk = forward_kinematics(skel, skel.rest_q if q is None else q)

@@ -35,12 +35,14 @@ def _glb_bytes(js: dict, blob: bytes) -> bytes:
         struct.pack("<II", len(blob), 0x004E4942) + blob
 
 
+def _shared_glbs() -> list[tuple[str, bytes]]:
+    """``(name, content)`` of the shared rigged characters the fuzzers start from."""
+    paths = [SHARED / "gltf" / n / f"{n}.glb" for n in ("RiggedSimple", "RiggedFigure")]
+    return [(p.stem, p.read_bytes()) for p in paths if p.is_file()]
+
+
 def _seeds() -> list[tuple[dict, bytes]]:
-    out = []
-    for name in ("RiggedSimple", "RiggedFigure"):
-        p = SHARED / "gltf" / name / f"{name}.glb"
-        if p.is_file():
-            out.append(_split(p.read_bytes()))
+    out = [_split(data) for _, data in _shared_glbs()]
     skel = load_rig("fig2")
     q = skel.rest_q + 0.1 * np.sin(np.arange(4)[:, None] + np.arange(skel.n_dof))
     out.append(_split(dumps_glb(Motion(skel, skel.clip_to_limits(q), 30.0), mesh=False)))

@@ -5,10 +5,10 @@ consistent Character or raises an AnimikError, within the bound of tests/fuzz/_f
 from __future__ import annotations
 
 import numpy as np
-from _fuzz import FUZZ, SHARED, report, run_case
+from _fuzz import FUZZ, report, run_case
 from hypothesis import given
 from hypothesis import strategies as st
-from test_fuzz_gltf import _glb_bytes, _mutate, _split, mutation
+from test_fuzz_gltf import _glb_bytes, _mutate, _shared_glbs, _split, mutation
 
 from animik.character import Character
 from animik.io.gltf import dumps_glb
@@ -17,12 +17,10 @@ from animik.io.gltf_character import loads_character
 
 def _seeds() -> list[tuple[dict, bytes]]:
     out = []
-    for name in ("RiggedSimple", "RiggedFigure"):
-        p = SHARED / "gltf" / name / f"{name}.glb"
-        if p.is_file():
-            out.append(_split(p.read_bytes()))
-            ch = loads_character(p.read_bytes(), source=name)
-            out.append(_split(dumps_glb(ch.clips[0], mesh=ch)))
+    for name, data in _shared_glbs():
+        out.append(_split(data))
+        ch = loads_character(data, source=name)
+        out.append(_split(dumps_glb(ch.clips[0], mesh=ch)))
     return out
 
 

@@ -227,18 +227,7 @@ def test_urdf_matches_pinocchio_and_mujoco(path, tmp_path):
     fixed = read_urdf_robot(path, floating=False)
     mj = mujoco.MjModel.from_xml_path(str(_strip_geometry(path, tmp_path / "robot.urdf")))
     assert fixed.n_dof == mj.nq
-    data = mujoco.MjData(mj)
-    rng = np.random.default_rng(4)
-    for _ in range(4):
-        qpos = _random_qpos(mj, rng)
-        data.qpos[:] = qpos
-        mujoco.mj_kinematics(mj, data)
-        fk = forward_kinematics(fixed, q_from_qpos(fixed, qpos))
-        for b in range(1, mj.nbody):
-            j = fixed.joint_index(mj.body(b).name)
-            np.testing.assert_allclose(fk.joint_positions[j], data.xpos[b], atol=TOL, rtol=0)
-            np.testing.assert_allclose(fk.joint_rotations[j], data.xmat[b].reshape(3, 3),
-                                       atol=TOL, rtol=0)
+    _compare_mujoco(fixed, mj, seeds=range(4))
 
 
 @pytest.mark.parametrize("rig", list(animik.rigs.BUILTIN_RIGS))
