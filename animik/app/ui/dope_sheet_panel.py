@@ -33,9 +33,9 @@ from .timeline_panel import (
     TARGET,
     TEXT,
     WHOLE,
-    _diamond,
     _u32,
     draw_frame_ruler,
+    draw_key_marks,
 )
 
 RULER_H = 20.0
@@ -254,17 +254,7 @@ def _marks(dl, view: DopeSheetView, times: np.ndarray, y: float, size: float, co
     if not len(times):
         return
     xs = view.x0 + (view.x1 - view.x0) * (times - view.t0) / max(view.t1 - view.t0, 1e-9)
-    if len(xs) > DENSE:  # a key per frame (mocap): marks closer than 3 px merge into bars
-        xs = np.unique(np.round(xs))
-        brk = np.flatnonzero(np.diff(xs) > 3.0)
-        starts = np.concatenate([[0], brk + 1])
-        ends = np.concatenate([brk, [len(xs) - 1]])
-        hh = 0.6 * size
-        for a, b in zip(xs[starts].tolist(), xs[ends].tolist(), strict=True):
-            dl.add_rect_filled((a - hh, y - hh), (b + hh, y + hh), col)
-        return
-    for x in xs.tolist():
-        _diamond(dl, x, y, size, col)
+    draw_key_marks(dl, xs, y, size, col, dense=DENSE)
 
 
 def _scroll_bar(state: AppState, dl, view: DopeSheetView, end: float) -> None:

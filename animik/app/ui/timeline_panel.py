@@ -248,23 +248,27 @@ def _marks(dl, view: TimelineView, times: np.ndarray, y: float, size: float, col
     times = times[(times >= view.start - 1e-9) & (times <= view.end + 1e-9)]
     if not len(times):
         return
-    xs = view.x_of(times)
-    if len(xs) > 64:
-        # dense (a clip from mocap, a key per frame): marks closer than 3 px merge into bars, so
-        # the draw calls stay few whatever the key count
-        xs = np.unique(np.round(xs))
-        brk = np.flatnonzero(np.diff(xs) > 3.0)
-        starts = np.concatenate([[0], brk + 1])
-        ends = np.concatenate([brk, [len(xs) - 1]])
-        h = 0.6 * size
-        for a, b in zip(xs[starts].tolist(), xs[ends].tolist(), strict=True):
-            if b - a < 1.0:
-                _diamond(dl, a, y, size, col)
-            else:
-                dl.add_rect_filled((a - h, y - h), (b + h, y + h), col)
+    draw_key_marks(dl, view.x_of(times), y, size, col)
+
+
+def draw_key_marks(dl, xs: np.ndarray, y: float, size: float, col: int, dense: int = 64) -> None:
+    """Key marks at screen x ``xs`` on the row at ``y``: diamonds, or, above ``dense`` marks (a
+    clip from mocap, a key per frame), marks closer than 3 px merged into bars so the draw calls
+    stay few whatever the key count (the timeline and the dope sheet)."""
+    if len(xs) <= dense:
+        for x in xs.tolist():
+            _diamond(dl, x, y, size, col)
         return
-    for x in xs.tolist():
-        _diamond(dl, x, y, size, col)
+    xs = np.unique(np.round(xs))
+    brk = np.flatnonzero(np.diff(xs) > 3.0)
+    starts = np.concatenate([[0], brk + 1])
+    ends = np.concatenate([brk, [len(xs) - 1]])
+    h = 0.6 * size
+    for a, b in zip(xs[starts].tolist(), xs[ends].tolist(), strict=True):
+        if b - a < 1.0:
+            _diamond(dl, a, y, size, col)
+        else:
+            dl.add_rect_filled((a - h, y - h), (b + h, y + h), col)
 
 
 def _infeasible_marks(state: AppState, dl, view: TimelineView, y: float) -> None:
