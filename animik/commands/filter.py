@@ -176,6 +176,11 @@ def run(args: argparse.Namespace) -> int:
         print(f"  largest effector drift: {worst[0]} {worst[1]['max_cm']} cm")
     print("  foot skate (cm, input -> output): " + ", ".join(
         f"{a} {v['input']} -> {v['output']}" for a, v in r["foot_skate_cm"].items()))
+    j = r["jitter"]
+    print(f"  jitter (2nd difference of output - input, RMS / max per frame): root "
+          f"{j['root_mm']['rms']} / {j['root_mm']['max']} mm, trunk {j['trunk_deg']['rms']} / "
+          f"{j['trunk_deg']['max']} deg (the input itself: root {j['input_root_mm']['rms']} mm, "
+          f"trunk {j['input_trunk_deg']['rms']} deg)")
     print(f"  filter {r['filter_frames_per_second']:,.0f} frames/s; total "
           f"{time.perf_counter() - t0:.2f} s")
     ok = not r["infeasible_frames"]

@@ -51,6 +51,7 @@ from ._savgol import savgol_matrix, window_frames
 from .clip import ClipFeasibility, check_clip
 from .contacts import ContactModel, contact_model_for_clip
 from .filter import DynamicsFilter, FilterOptions, _area_skate, terms_batch
+from .smoothness import correction_jitter, trunk_dofs
 from .zmp import FeasibilityError
 
 
@@ -74,7 +75,8 @@ class CorrectionResult:
     def report(self, inp: Motion) -> dict:
         """JSON-ready summary: infeasible frames before / after (with the frames that have no
         detected contact, which no small correction can make ballistic), RMS joint change,
-        root shift, effector drift per site, foot skate per contact area, frames/s."""
+        root shift, effector drift per site, foot skate per contact area, the correction's
+        jitter (:func:`animik.dynamics.smoothness.correction_jitter`, against ``inp``), frames/s."""
         skel = inp.skeleton
         out = self.motion
         root = int(np.flatnonzero(skel.parents < 0)[0])
@@ -111,6 +113,8 @@ class CorrectionResult:
             "foot_skate_cm": {a: {"input": round(float(sk_in[i]) * 100, 3),
                                   "output": round(float(sk_out[i]) * 100, 3)}
                               for i, a in enumerate(cm.names)},
+            # second difference of (output - input): what the check's derivatives do not see
+            "jitter": correction_jitter(skel, inp.q, out.q, trunk_dofs(skel, cm)),
             "filter_seconds": round(self.seconds, 4),
             "filter_frames_per_second": round(T / max(self.seconds, 1e-9), 1),
         }
@@ -149,7 +153,8 @@ def _modes_batch(Aw: np.ndarray, S: np.ndarray, root_slides: np.ndarray, upper: 
 def correct_clip(motion: Motion, options: FilterOptions | None = None,
                  iterations: int = 30, w_pos: float = 1.0, w_vel: float = 0.1,
                  mode_window: float = 0.5, max_change: float = 0.3, rho: float = 1e2,
-                 contacts: ContactModel | None = None, patience: int = 4) -> CorrectionResult:
+                 contacts: ContactModel | None = None, patience: int = 4,
+                 w_smooth: float = 0.0, smooth_kind: str = "hp") -> CorrectionResult:
     """Method A over a whole clip (module docstring).
 
     Args:
@@ -178,18 +183,9 @@ def correct_clip(motion: Motion, options: FilterOptions | None = None,
     if len(slides) != 3:
         raise FeasibilityError(f"the filter needs a free root with 3 slides; {skel.name!r}'s root "
                                f"{skel.joint_names[root]!r} has {len(slides)}")
-    # The lean moves the trunk: DoFs of joints that are not the root, carry no contact point
-    # below them, and carry at least half the mass of the heaviest such subtree (lumbar and
-    # thoracic joints; not the arms, neck or fingers, which would swing to move the COM).
-    anc = skel.joint_ancestor_mask  # (J, J): [j, a] a is j or an ancestor of j
-    carries = anc[np.unique(cm.point_joint)].any(axis=0)
-    below = anc.T.astype(float) @ np.asarray(skel.masses)  # mass of each joint's subtree
-    free = ~carries
-    free[root] = False
-    # half the heaviest such subtree: the trunk, whatever the mass model (CMU's bone-estimated
-    # masses leave its spine 22 % of the body; body95's lumbar joint carries the whole torso)
-    trunk = free & (below >= 0.5 * (below[free].max() if free.any() else np.inf))
-    upper = np.flatnonzero(trunk[skel.dof_joint] & (skel.dof_type == 0)).astype(np.int64)
+    # The lean moves the trunk (lumbar and thoracic joints; not the arms, neck or fingers,
+    # which would swing to move the COM).
+    upper = trunk_dofs(skel, cm)
     filt = DynamicsFilter(skel, opt, 0.0, contacts=cm)
     T, n = motion.q.shape
     D0 = savgol_operator(T, motion.fps, opt.window, 0)
@@ -200,7 +196,15 @@ def correct_clip(motion: Motion, options: FilterOptions | None = None,
     history: list[tuple[int, int]] = []
     k = 5
     R = (w_pos * sp.identity(T * k)
-         + w_vel * sp.kron((D1.T @ D1).tocsr(), sp.identity(k))).tocsc()
+         + w_vel * sp.kron((D1.T @ D1).tocsr(), sp.identity(k)))
+    if w_smooth > 0:
+        if smooth_kind == "hp":
+            H = (sp.identity(T) - D0).tocsr()
+        else:
+            H = sp.diags([np.ones(T - 2), -2 * np.ones(T - 2), np.ones(T - 2)], [0, 1, 2],
+                         shape=(T - 2, T)).tocsr() * motion.fps ** 2
+        R = R + w_smooth * sp.kron((H.T @ H).tocsr(), sp.identity(k))
+    R = R.tocsc()
     mu_in = opt.friction_safety * opt.mu * np.cos(np.pi / 8)  # octagon inside the cone
     dirs = np.stack([np.cos(np.arange(8) * np.pi / 4), np.sin(np.arange(8) * np.pi / 4)], 1)
     best = (T + 1, q)
