@@ -51,7 +51,7 @@ from ._savgol import savgol_matrix, window_frames
 from .clip import ClipFeasibility, check_clip
 from .contacts import ContactModel, contact_model_for_clip
 from .filter import DynamicsFilter, FilterOptions, _area_skate, terms_batch
-from .smoothness import correction_jitter, trunk_dofs
+from .smoothness import correction_jitter, root_slides, trunk_dofs
 from .zmp import FeasibilityError
 
 
@@ -150,11 +150,73 @@ def _modes_batch(Aw: np.ndarray, S: np.ndarray, root_slides: np.ndarray, upper: 
     return E
 
 
+# Weight (m^-2, as w_pos) of a round's correction's part the check's Savitzky-Golay fit removes:
+# 1e3 brings the SFU walk's root jitter from 8.8 to 0.8 mm RMS (docs/dynamics.md 5h); 1e4 leaves
+# 02_01 three frames short.
+W_SMOOTH = 1e3
+
+
+@dataclass
+class _Setup:
+    """What every round of :func:`correct_clip` shares: the filter, the modes' DoFs, the
+    check's Savitzky-Golay operators, the QP's ``R`` and the pyramid."""
+
+    filt: DynamicsFilter
+    slides: np.ndarray
+    upper: np.ndarray
+    ops: tuple
+    R: sp.csc_matrix
+    mu_in: float
+    dirs: np.ndarray
+
+    @classmethod
+    def build(cls, motion: Motion, opt: FilterOptions, cm: ContactModel, w_pos: float,
+              w_vel: float, w_smooth: float = 0.0) -> _Setup:
+        skel = motion.skeleton
+        root = int(np.flatnonzero(skel.parents < 0)[0])
+        slides = root_slides(skel)
+        if len(slides) != 3:
+            raise FeasibilityError(f"the filter needs a free root with 3 slides; {skel.name!r}'s "
+                                   f"root {skel.joint_names[root]!r} has {len(slides)}")
+        T = motion.n_frames
+        ops = tuple(savgol_operator(T, motion.fps, opt.window, d) for d in range(3))
+        k = 5
+        R = (w_pos * sp.identity(T * k)
+             + w_vel * sp.kron((ops[1].T @ ops[1]).tocsr(), sp.identity(k)))
+        if w_smooth > 0:
+            # the part of x the check's Savitzky-Golay fit removes (a zig-zag is in the null
+            # space of its derivative D1, so w_vel does not see it): same band as D1'D1
+            H = (sp.identity(T) - ops[0]).tocsr()
+            R = R + w_smooth * sp.kron((H.T @ H).tocsr(), sp.identity(k))
+        R = R.tocsc()
+        dirs = np.stack([np.cos(np.arange(8) * np.pi / 4), np.sin(np.arange(8) * np.pi / 4)], 1)
+        # The lean moves the trunk (lumbar and thoracic joints; not the arms, neck or fingers,
+        # which would swing to move the COM).
+        return cls(DynamicsFilter(skel, opt, 0.0, contacts=cm), slides, trunk_dofs(skel, cm),
+                   ops, R, opt.friction_safety * opt.mu * np.cos(np.pi / 8), dirs)
+
+    def step(self, chk: ClipFeasibility, q: np.ndarray, motion: Motion, mode_window: float,
+             rho: float) -> tuple[np.ndarray, bool]:
+        """One round (:func:`_qp_step`) from ``q``, ``chk`` its check."""
+        return _qp_step(self.filt, chk, q, motion, self.slides, self.upper, self.ops, self.R,
+                        self.mu_in, self.dirs, self.filt.weight, mode_window, rho)
+
+
+def _unfixed(res: CorrectionResult) -> bool:
+    """Whether a result keeps infeasible frames that have a contact (which the rounds work on)."""
+    return bool((~res.check.feasible & res.check.check.in_contact.any(axis=1)).any())
+
+
+def _better(a: CorrectionResult, b: CorrectionResult) -> CorrectionResult:
+    """The result with fewer infeasible frames (``a`` on a tie)."""
+    return b if (~b.check.feasible).sum() < (~a.check.feasible).sum() else a
+
+
 def correct_clip(motion: Motion, options: FilterOptions | None = None,
                  iterations: int = 30, w_pos: float = 1.0, w_vel: float = 0.1,
                  mode_window: float = 0.5, max_change: float = 0.3, rho: float = 1e2,
                  contacts: ContactModel | None = None, patience: int = 4,
-                 w_smooth: float = 0.0, smooth_kind: str = "hp") -> CorrectionResult:
+                 w_smooth: float = W_SMOOTH) -> CorrectionResult:
     """Method A over a whole clip (module docstring).
 
     Args:
@@ -166,6 +228,11 @@ def correct_clip(motion: Motion, options: FilterOptions | None = None,
         mode_window: the modes are averaged over this time (s).
         max_change: trust region: no DoF may move further than this from the input (rad or
             m); a clip that needs more is reported as not feasible.
+        w_smooth: weight (m^-2) of each round's correction's part that the check's
+            Savitzky-Golay fit removes, ``|(I - D0) x|^2`` (docs/dynamics.md 5h): the check
+            cannot see it, an animator sees it as shaking. When the rounds with it leave
+            infeasible contact frames, they are run again without it and the better result
+            (fewer infeasible frames) is kept.
 
     Returns:
         :class:`CorrectionResult` (its ``check`` says whether every frame is feasible).
@@ -173,40 +240,28 @@ def correct_clip(motion: Motion, options: FilterOptions | None = None,
     Raises:
         FeasibilityError: no free root; too short a clip.
     """
+    t0 = time.perf_counter()
+    args = (motion, options, iterations, w_pos, w_vel, mode_window, max_change, rho, contacts,
+            patience)
+    res = _rounds(*args, w_smooth)
+    if w_smooth > 0 and _unfixed(res):
+        res = _better(res, _rounds(*args, 0.0))
+    res.seconds = time.perf_counter() - t0
+    return res
+
+
+def _rounds(motion: Motion, options: FilterOptions | None, iterations: int, w_pos: float,
+            w_vel: float, mode_window: float, max_change: float, rho: float,
+            contacts: ContactModel | None, patience: int, w_smooth: float) -> CorrectionResult:
+    """:func:`correct_clip`'s rounds with one smoothness weight."""
     opt = (options or FilterOptions()).checked()
     t0 = time.perf_counter()
     skel = motion.skeleton
     cm = contacts or contact_model_for_clip(skel, motion.q)
-    root = int(np.flatnonzero(skel.parents < 0)[0])
-    rd = np.array(list(skel.joint_dofs(root)), dtype=np.int64)
-    slides = rd[skel.dof_type[rd] == 1]
-    if len(slides) != 3:
-        raise FeasibilityError(f"the filter needs a free root with 3 slides; {skel.name!r}'s root "
-                               f"{skel.joint_names[root]!r} has {len(slides)}")
-    # The lean moves the trunk (lumbar and thoracic joints; not the arms, neck or fingers,
-    # which would swing to move the COM).
-    upper = trunk_dofs(skel, cm)
-    filt = DynamicsFilter(skel, opt, 0.0, contacts=cm)
-    T, n = motion.q.shape
-    D0 = savgol_operator(T, motion.fps, opt.window, 0)
-    D1 = savgol_operator(T, motion.fps, opt.window, 1)
-    D2 = savgol_operator(T, motion.fps, opt.window, 2)
-    weight = filt.weight
+    su = _Setup.build(motion, opt, cm, w_pos, w_vel, w_smooth)
+    T = motion.n_frames
     q = np.array(motion.q, dtype=float)
     history: list[tuple[int, int]] = []
-    k = 5
-    R = (w_pos * sp.identity(T * k)
-         + w_vel * sp.kron((D1.T @ D1).tocsr(), sp.identity(k)))
-    if w_smooth > 0:
-        if smooth_kind == "hp":
-            H = (sp.identity(T) - D0).tocsr()
-        else:
-            H = sp.diags([np.ones(T - 2), -2 * np.ones(T - 2), np.ones(T - 2)], [0, 1, 2],
-                         shape=(T - 2, T)).tocsr() * motion.fps ** 2
-        R = R + w_smooth * sp.kron((H.T @ H).tocsr(), sp.identity(k))
-    R = R.tocsc()
-    mu_in = opt.friction_safety * opt.mu * np.cos(np.pi / 8)  # octagon inside the cone
-    dirs = np.stack([np.cos(np.arange(8) * np.pi / 4), np.sin(np.arange(8) * np.pi / 4)], 1)
     best = (T + 1, q)
     first: ClipFeasibility | None = None
     since_best = 0  # rounds since the best one: the rounds still converge slowly (mocapbank)
@@ -223,8 +278,7 @@ def correct_clip(motion: Motion, options: FilterOptions | None = None,
         if not (bad & chk.check.in_contact.any(axis=1)).any() or len(history) > iterations \
                 or since_best >= patience:
             break  # frames without a detected contact have no rows: nothing more to do
-        q2, ok = _qp_step(filt, chk, q, motion, slides, upper, (D0, D1, D2), R, mu_in, dirs,
-                          weight, mode_window, rho)
+        q2, ok = su.step(chk, q, motion, mode_window, rho)
         if not ok:
             break
         # Trust region: halve the step until no DoF is further than max_change from the input.
@@ -356,15 +410,21 @@ def _check_rows(filt: DynamicsFilter, active: np.ndarray, pts: np.ndarray, mu_in
     return G / weight, lim, ok
 
 
-def _qp_step(filt, chk, q, motion, slides, upper, ops, R, mu_in, dirs, weight, mode_window, rho):
-    """One sequential-QP round: the wrench of every contact frame, linearised in the modes,
-    made to satisfy seed D's three checks as linear inequalities (support polygon edges shrunk
-    by the margin, an octagonal friction pyramid inside ``friction_safety * mu``, a pushing
-    normal force), with slacks so the QP always has a solution. Returns ``(q, solved)``."""
+def _linearise(filt, chk, motion, slides, upper, ops, mu_in, dirs, weight, mode_window):
+    """The rows of one sequential-QP round: the wrench of every contact frame, linearised in
+    the modes, made to satisfy seed D's three checks as linear inequalities (support polygon
+    edges shrunk by the margin, an octagonal friction pyramid inside ``friction_safety * mu``,
+    a pushing normal force), and the rows that keep the check's contact detection.
+
+    Returns:
+        ``None`` when no frame has a polygon with an area, else ``(E_all, lo, rows, rhs)``:
+        the modes ``(T, n, 5)`` and the rows ``rows x <= rhs`` (a :class:`BandRows`' spans,
+        each on its frame's Savitzky-Golay window).
+    """
     D0, D1, D2 = ops
     st = chk.states
     c = chk.check
-    T, n = q.shape
+    T = st.q.shape[0]
     k = 5
     filt.floor = chk.floor
     h_floor = chk.floor
@@ -400,7 +460,7 @@ def _qp_step(filt, chk, q, motion, slides, upper, ops, R, mu_in, dirs, weight, m
     G, lim, ok = _check_rows(filt, c.in_contact[contact], filt.contacts.points(filt.skel, qc),
                              mu_in, dirs, h_floor, weight)
     if not ok.any():
-        return q, False
+        return None
     G, lim = G[ok], lim[ok]
     G_frame = contact[ok]
     F, rmax = G.shape[:2]
@@ -427,6 +487,18 @@ def _qp_step(filt, chk, q, motion, slides, upper, ops, R, mu_in, dirs, weight, m
     lo_all = np.concatenate([lo[keep], klo])
     rows_all = np.concatenate([dense[keep], 100.0 * krows])
     rhs = np.concatenate([rhs[keep], 100.0 * krhs])
+    return E_all, lo_all, rows_all, rhs
+
+
+def _qp_step(filt, chk, q, motion, slides, upper, ops, R, mu_in, dirs, weight, mode_window, rho):
+    """One sequential-QP round (:func:`_linearise`), with slacks so the QP always has a
+    solution. Returns ``(q, solved)``."""
+    lin = _linearise(filt, chk, motion, slides, upper, ops, mu_in, dirs, weight, mode_window)
+    if lin is None:
+        return q, False
+    E_all, lo_all, rows_all, rhs = lin
+    T, k = q.shape[0], 5
+    n_w = rows_all.shape[1] // k
     # Frames far from every row (long flights, clips without detected contact) only carry
     # R's pull towards zero: solve on the frames within two windows of a row's window (all
     # frames when every frame has a contact, the clips that pass: then nothing changes).
@@ -452,23 +524,40 @@ def _qp_step(filt, chk, q, motion, slides, upper, ops, R, mu_in, dirs, weight, m
     return q + np.einsum("tnk,tk->tn", E_all, x), True
 
 
-def plant_and_correct(motion: Motion, options: FilterOptions | None = None, passes: int = 4,
-                      contacts: ContactModel | None = None):
+
+def plant_and_correct(motion: Motion, options: FilterOptions | None = None, passes: int = 8,
+                      contacts: ContactModel | None = None, w_smooth: float = W_SMOOTH):
     """:func:`animik.dynamics.plant.plant_contacts` then :func:`correct_clip`, repeated on the
-    corrected clip (at most ``passes`` times) while any frame stays infeasible (the correction's
-    root shift can lift a held foot again; a fresh correction from the last one reaches further
-    than its trust region). The best pass (fewest infeasible frames) is kept.
+    corrected clip (at most ``passes`` times, while the infeasible frames decrease) while any
+    frame stays infeasible (the correction's root shift can lift a held foot again; a fresh
+    correction from the last one reaches further than its trust region). The best pass (fewest
+    infeasible frames) is kept. The passes run with the smoothness weight ``w_smooth``
+    (:func:`correct_clip`); when they leave infeasible frames they are run again without it
+    and the better result is kept.
 
     Returns:
         ``(CorrectionResult, [PlantResult per pass])``; the result's ``input_check`` is the
         check of ``motion`` (the report compares with the input clip).
     """
-    from .plant import plant_contacts
-
     opt = (options or FilterOptions()).checked()
     cm = contacts or contact_model_for_clip(motion.skeleton, motion.q)
     t0 = time.perf_counter()
     first = check_clip(motion, mu=opt.mu, window=opt.window, contacts=cm)
+    best, plants = _plant_passes(motion, opt, passes, cm, w_smooth)
+    if w_smooth > 0 and not best.check.feasible.all():
+        other = _plant_passes(motion, opt, passes, cm, 0.0)
+        if _better(best, other[0]) is other[0]:
+            best, plants = other
+    best.input_check = first
+    best.seconds = time.perf_counter() - t0
+    return best, plants
+
+
+def _plant_passes(motion: Motion, opt: FilterOptions, passes: int, cm: ContactModel,
+                  w_smooth: float):
+    """:func:`plant_and_correct`'s passes with one smoothness weight (no fallback)."""
+    from .plant import plant_contacts
+
     cur, best, plants = motion, None, []
     for k in range(passes):
         # the start / end transient is held once, on the input; a later pass holds the feet of
@@ -477,7 +566,7 @@ def plant_and_correct(motion: Motion, options: FilterOptions | None = None, pass
         pl = plant_contacts(cur, cm, mu=opt.mu, window=opt.window,
                             **({} if k == 0 else {"transient": 0.0}))
         plants.append(pl)
-        res = correct_clip(pl.motion, opt, contacts=cm)
+        res = _rounds(pl.motion, opt, 30, 1.0, 0.1, 0.5, 0.3, 1e2, cm, 4, w_smooth)
         bad = ~res.check.feasible
         if best is not None and bad.sum() >= (~best.check.feasible).sum():
             break  # no progress: another pass would start from a worse clip
@@ -485,6 +574,4 @@ def plant_and_correct(motion: Motion, options: FilterOptions | None = None, pass
         if not bad.any():
             break
         cur = res.motion  # again from here: re-planted if needed, a fresh correction otherwise
-    best.input_check = first
-    best.seconds = time.perf_counter() - t0
     return best, plants
