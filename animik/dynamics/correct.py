@@ -23,8 +23,12 @@ look-ahead). Here the same steps act on the clip as a whole:
     accelerations is exact. One sparse QP over all frames (:mod:`._penalty_qp`: banded
     Cholesky factors, the exact minimiser)::
 
-        min  1/2 x'(w_pos I + w_vel D1'D1) x + rho/2 |s|^2
+        min  1/2 x'(w_pos I + w_vel D1'D1 + w_smooth (I - D0)'(I - D0)) x + rho/2 |s|^2
         s.t. G (W + dW/dx x) <= s,  s >= 0        (slacks: always solvable)
+
+    (the ``w_smooth`` term weighs the part of ``x`` the check's Savitzky-Golay fit removes, which
+    its derivatives cannot see -- a zig-zag -- and an animator sees as shaking; docs/dynamics.md
+    5h)
 
     plus rows that keep the check's contact detection where it is (the root shift moves the
     feet). The clip is updated, checked again, and the QP repeated; the best round is kept.
@@ -202,11 +206,6 @@ class _Setup:
                         self.mu_in, self.dirs, self.filt.weight, mode_window, rho)
 
 
-def _unfixed(res: CorrectionResult) -> bool:
-    """Whether a result keeps infeasible frames that have a contact (which the rounds work on)."""
-    return bool((~res.check.feasible & res.check.check.in_contact.any(axis=1)).any())
-
-
 def _better(a: CorrectionResult, b: CorrectionResult) -> CorrectionResult:
     """The result with fewer infeasible frames (``a`` on a tie)."""
     return b if (~b.check.feasible).sum() < (~a.check.feasible).sum() else a
@@ -231,8 +230,8 @@ def correct_clip(motion: Motion, options: FilterOptions | None = None,
         w_smooth: weight (m^-2) of each round's correction's part that the check's
             Savitzky-Golay fit removes, ``|(I - D0) x|^2`` (docs/dynamics.md 5h): the check
             cannot see it, an animator sees it as shaking. When the rounds with it leave
-            infeasible contact frames, they are run again without it and the better result
-            (fewer infeasible frames) is kept.
+            infeasible frames, they are run again without it and the better result (fewer
+            infeasible frames; the smooth one on a tie) is kept.
 
     Returns:
         :class:`CorrectionResult` (its ``check`` says whether every frame is feasible).
@@ -244,7 +243,7 @@ def correct_clip(motion: Motion, options: FilterOptions | None = None,
     args = (motion, options, iterations, w_pos, w_vel, mode_window, max_change, rho, contacts,
             patience)
     res = _rounds(*args, w_smooth)
-    if w_smooth > 0 and _unfixed(res):
+    if w_smooth > 0 and not res.check.feasible.all():
         res = _better(res, _rounds(*args, 0.0))
     res.seconds = time.perf_counter() - t0
     return res
