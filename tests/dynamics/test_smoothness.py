@@ -87,3 +87,32 @@ def test_filter_command_reports_the_jitter(tmp_path, capsys):
     jf = correction_jitter(a.skeleton, a.q, b.q, trunk)
     assert jf["root_mm"]["rms"] == pytest.approx(j["root_mm"]["rms"], abs=0.02)
     assert jf["trunk_deg"]["rms"] == pytest.approx(j["trunk_deg"]["rms"], abs=0.02)
+
+
+def test_rounds_without_the_smoothness_term_are_the_fallback(monkeypatch):
+    """When the smooth rounds (or plant passes) leave infeasible frames, the rounds run again
+    without the term and the better result is kept: a clip the filter passed before 5h still
+    passes. Here the smooth rounds are made to fail (no round at all)."""
+    import animik.dynamics.correct as C
+
+    skel = animik.load_rig("body95")
+    T, fps = 90, 60.0
+    q = np.tile(skel.rest_q, (T, 1))
+    q[:, skel.dof_index("lumbar_flexion")] += 0.12 * np.sin(2 * np.pi * 1.5 * np.arange(T) / fps)
+    clip = Motion(skel, q, fps)  # a fast lumbar sway: the ZMP leaves the feet at the turns
+    real = C._rounds
+    calls = []
+
+    def rounds(motion, options, iterations, *rest):
+        w = rest[-1]
+        calls.append(w)
+        return real(motion, options, 0 if w > 0 else iterations, *rest)
+
+    monkeypatch.setattr(C, "_rounds", rounds)
+    res = C.correct_clip(clip)
+    assert calls == [C.W_SMOOTH, 0.0]
+    assert res.check.feasible.all()
+    calls.clear()
+    res, _ = C.plant_and_correct(clip)
+    assert calls[0] == C.W_SMOOTH and calls[-1] == 0.0
+    assert res.check.feasible.all()
