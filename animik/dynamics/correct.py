@@ -51,6 +51,7 @@ from ._savgol import savgol_matrix, window_frames
 from .clip import ClipFeasibility, check_clip
 from .contacts import ContactModel, contact_model_for_clip
 from .filter import DynamicsFilter, FilterOptions, _area_skate, terms_batch
+from .supports import SupportSet
 from .zmp import FeasibilityError
 
 
@@ -149,7 +150,8 @@ def _modes_batch(Aw: np.ndarray, S: np.ndarray, root_slides: np.ndarray, upper: 
 def correct_clip(motion: Motion, options: FilterOptions | None = None,
                  iterations: int = 30, w_pos: float = 1.0, w_vel: float = 0.1,
                  mode_window: float = 0.5, max_change: float = 0.3, rho: float = 1e2,
-                 contacts: ContactModel | None = None, patience: int = 4) -> CorrectionResult:
+                 contacts: ContactModel | None = None, patience: int = 4,
+                 supports: SupportSet | None = None) -> CorrectionResult:
     """Method A over a whole clip (module docstring).
 
     Args:
@@ -207,7 +209,8 @@ def correct_clip(motion: Motion, options: FilterOptions | None = None,
     first: ClipFeasibility | None = None
     since_best = 0  # rounds since the best one: the rounds still converge slowly (mocapbank)
     for _ in range(iterations + 1):
-        chk = check_clip(Motion(skel, q, motion.fps), mu=opt.mu, window=opt.window, contacts=cm)
+        chk = check_clip(Motion(skel, q, motion.fps), mu=opt.mu, window=opt.window, contacts=cm,
+                         supports=supports)
         bad = ~chk.feasible
         first = first or chk
         history.append((int(bad.sum()), int(chk.check.in_contact.any(axis=1).sum())))
@@ -364,7 +367,7 @@ def _qp_step(filt, chk, q, motion, slides, upper, ops, R, mu_in, dirs, weight, m
     k = 5
     filt.floor = chk.floor
     h_floor = chk.floor
-    contact = np.flatnonzero(c.in_contact.any(axis=1))
+    contact = np.flatnonzero(c.in_contact.any(axis=1) & ~c.support_active.any(axis=1))
     # Every frame's wrench matrix and DoF axes in one numba call (the modes follow the pose).
     W_all, Aw_all, S_all = terms_batch(filt, st.q, st.qd, st.qdd, full=True)
     E_all = _modes_batch(Aw_all, S_all, slides, upper, filt.skel.total_mass)
@@ -449,7 +452,7 @@ def _qp_step(filt, chk, q, motion, slides, upper, ops, R, mu_in, dirs, weight, m
 
 
 def plant_and_correct(motion: Motion, options: FilterOptions | None = None, passes: int = 4,
-                      contacts: ContactModel | None = None):
+                      contacts: ContactModel | None = None, supports: SupportSet | None = None):
     """:func:`animik.dynamics.plant.plant_contacts` then :func:`correct_clip`, repeated on the
     corrected clip (at most ``passes`` times) while any frame stays infeasible (the correction's
     root shift can lift a held foot again; a fresh correction from the last one reaches further
@@ -464,16 +467,16 @@ def plant_and_correct(motion: Motion, options: FilterOptions | None = None, pass
     opt = (options or FilterOptions()).checked()
     cm = contacts or contact_model_for_clip(motion.skeleton, motion.q)
     t0 = time.perf_counter()
-    first = check_clip(motion, mu=opt.mu, window=opt.window, contacts=cm)
+    first = check_clip(motion, mu=opt.mu, window=opt.window, contacts=cm, supports=supports)
     cur, best, plants = motion, None, []
     for k in range(passes):
         # the start / end transient is held once, on the input; a later pass holds the feet of
         # frames the correction left without contact (freezing the corrected clip's first
         # frames again adds a kink the check reads as a pull: 02_01, 2 -> 8 frames)
-        pl = plant_contacts(cur, cm, mu=opt.mu, window=opt.window,
+        pl = plant_contacts(cur, cm, mu=opt.mu, window=opt.window, supports=supports,
                             **({} if k == 0 else {"transient": 0.0}))
         plants.append(pl)
-        res = correct_clip(pl.motion, opt, contacts=cm)
+        res = correct_clip(pl.motion, opt, contacts=cm, supports=supports)
         bad = ~res.check.feasible
         if best is not None and bad.sum() >= (~best.check.feasible).sum():
             break  # no progress: another pass would start from a worse clip

@@ -49,7 +49,19 @@ def summary(res: ClipFeasibility, motion: Motion) -> dict[str, Any]:
         "peak_torque_dof": motion.skeleton.dof_names[int(res.peak_dof[pk])] if T else None,
         "peak_torque_frame": pk,
         "contact_areas": list(res.contacts.names), "contact_source": res.contacts.source,
+        **_support_summary(res, motion),
     }
+
+
+def _support_summary(res: ClipFeasibility, motion: Motion) -> dict[str, Any]:
+    """The supports off the floor and their frames (nothing when the check had none)."""
+    if res.supports is None:
+        return {}
+    chk = res.check
+    on = chk.support_active.any(axis=1)
+    return {"supports": res.supports.to_dict(motion.skeleton),
+            "support_frames": int(on.sum()),
+            "max_cone_residual": _num(np.nanmax(chk.cone_residual)) if on.any() else None}
 
 
 def to_dict(res: ClipFeasibility, motion: Motion, source: str = "") -> dict[str, Any]:
@@ -65,6 +77,9 @@ def to_dict(res: ClipFeasibility, motion: Motion, source: str = "") -> dict[str,
             "margin_m": _num(chk.margin[t]), "normal_force_n": _num(chk.normal_force[t], 3),
             "friction_ratio": _num(chk.friction_ratio[t]),
             "flight_residual": _num(chk.flight_residual[t]),
+            **({"supports": [n for n, on in zip(res.supports.names, chk.support_active[t],
+                                                strict=True) if on],
+                "cone_residual": _num(chk.cone_residual[t])} if res.supports is not None else {}),
             "peak_torque_nm": _num(res.peak_torque[t], 3), "peak_torque_dof": names[int(res.peak_dof[t])],
         })
     return {"source": source, "skeleton": motion.skeleton.name, "summary": summary(res, motion),
@@ -79,7 +94,9 @@ def table_rows(res: ClipFeasibility, motion: Motion, every: int = 1) -> tuple[li
     rows = []
     areas = res.contacts.names
     for t in range(0, len(chk.feasible), max(1, every)):
-        c = "+".join(a for a, on in zip(areas, chk.in_contact[t], strict=True) if on) or "flight"
+        c = "+".join([a for a, on in zip(areas, chk.in_contact[t], strict=True) if on]
+                     + [a for a, on in zip(res.supports.names if res.supports else (),
+                                           chk.support_active[t], strict=True) if on]) or "flight"
         rows.append([t, c, round(float(chk.margin[t]) * 100, 2) if np.isfinite(chk.margin[t]) else "-",
                      round(float(chk.normal_force[t]), 1),
                      round(float(chk.friction_ratio[t]), 3) if np.isfinite(chk.friction_ratio[t]) else "-",
