@@ -39,7 +39,7 @@ def summary(res: ClipFeasibility, motion: Motion) -> dict[str, Any]:
         "frames": T, "fps": res.fps, "mu": res.mu, "floor": _num(res.floor),
         "feasible": bool(not bad.any()), "infeasible_frames": int(bad.sum()),
         "infeasible_ranges": runs, "reasons": counts,
-        "flight_frames": int(np.count_nonzero(~contact)),
+        "flight_frames": int(np.count_nonzero(~contact & ~chk.support_active.any(axis=1))),
         "min_margin_m": _num(np.nanmin(chk.margin)) if np.isfinite(chk.margin).any() else None,
         "max_friction_ratio": _num(np.nanmax(np.where(np.isfinite(chk.friction_ratio),
                                                       chk.friction_ratio, np.nan)))
