@@ -10,6 +10,7 @@ import json
 
 import numpy as np
 import pytest
+from conftest import SHARED_BVH, needs_shared
 
 import animik
 from animik.cli import main
@@ -252,3 +253,30 @@ def test_supports_file_errors_are_usage_or_os(tmp_path):
         s = {"name": "s", "kind": "seat", "joint": "world", "points": [[0, 0, 0.5]],
              "normal": [0, 0, 1]}
         supports_from_dict({"supports": [s, s]}, skel, 0.7)
+
+
+@needs_shared
+def test_louise_rides_on_inferred_supports():
+    """optitrack louise.bvh (raw): from 8.7 s on a stationary bike. ``--supports auto`` finds a
+    seat, two hand holds and two moving pedals over exactly the held stretch, and the cone
+    check carries every supported frame but a few single-frame capture spikes and the last
+    frames (the Savitzky-Golay fit's edge); the floor check failed all of them."""
+    m = animik.read_bvh(SHARED_BVH / "optitrack_adelaide" / "louise.bvh")
+    sup = infer_supports(m)
+    assert {s.name: s.kind for s in sup.supports} == {
+        "seat": "seat", "l_hand_hold": "hold", "r_hand_hold": "hold", "l_pedal": "pedal",
+        "r_pedal": "pedal"}
+    (a, b), = sup.supports[0].frames
+    assert 850 <= a <= 880 and b == 2997
+    floor = check_clip(m, supports=None)
+    res = check_clip(m, supports=sup)
+    on = res.check.support_active.any(axis=1)
+    assert on.sum() == b - a + 1 and (~floor.feasible[on]).mean() > 0.99
+    bad = np.flatnonzero(on & ~res.feasible)
+    assert len(bad) <= 15 and (res.check.reasons[bad] == CONE).all()
+    # isolated frames (spikes), not stretches: no two neighbours apart from the clip's end
+    inner = bad[bad < len(m.q) - 5]
+    assert (np.diff(inner) > 1).all()
+    # the frames before the bike are checked as before, bit for bit
+    assert np.array_equal(res.check.reasons[:a], floor.check.reasons[:a])
+    assert np.array_equal(res.check.margin[:a], floor.check.margin[:a], equal_nan=True)
