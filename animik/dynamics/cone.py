@@ -16,8 +16,10 @@ Per frame this is a small linear programme with slacks, ``min 1^T (s+ + s-)`` su
 ``G lambda + s+ - s- = W`` (moments about the centre of mass, everything in body weights);
 its optimum is 0 exactly when the wrench is in the cone. The residual (L1, in body weights)
 is the margin reported; its largest component says which direction of force or moment the
-contacts cannot give. All frames of a batch form one block-diagonal programme solved by
-HiGHS (``scipy.optimize.linprog``).
+contacts cannot give. The frames of a batch form block-diagonal programmes of ``chunk`` frames
+solved by HiGHS's dual simplex (``scipy.optimize.linprog``) without presolve: on louise.bvh's
+2,130 supported frames 3,100 frames/s CPU against 1,100-1,600 with presolve and 512-2,048
+frame blocks (same results to 1e-15).
 """
 
 from __future__ import annotations
@@ -54,7 +56,7 @@ def pyramid_edges(n: np.ndarray, mu: np.ndarray) -> np.ndarray:
 def cone_residual(wrench: np.ndarray, ref: np.ndarray, weight: float,
                   push_points: np.ndarray, push_normals: np.ndarray, push_mu: np.ndarray,
                   push_on: np.ndarray, grip_points: np.ndarray, grip_bound: np.ndarray,
-                  grip_on: np.ndarray, chunk: int = 512) -> tuple[np.ndarray, np.ndarray]:
+                  grip_on: np.ndarray, chunk: int = 128) -> tuple[np.ndarray, np.ndarray]:
     """Distance of required wrenches from the contacts' wrench cone, per frame.
 
     Args:
@@ -110,7 +112,7 @@ def cone_residual(wrench: np.ndarray, ref: np.ndarray, weight: float,
         A = sp.csc_matrix((vals.ravel(), (rows, np.repeat(col_id, 6))), shape=(6 * m, len(f_idx)))
         bounds = np.stack([np.zeros(len(f_idx)), ub[a:b][f_idx, c_idx]], axis=1)
         r = linprog(np.tile(cost, (m, 1))[f_idx, c_idx], A_eq=A, b_eq=w_ref[a:b].ravel(),
-                    bounds=bounds, method="highs")
+                    bounds=bounds, method="highs-ds", options={"presolve": False})
         if r.status != 0:  # cannot happen (the slacks make every programme feasible)
             raise RuntimeError(f"contact-wrench-cone programme failed: {r.message}")
         x = r.x
