@@ -9,7 +9,8 @@ fit's edge). Those are smoothed locally: the poses around each rejected frame ar
 toward a Gaussian low-pass of the clip (``scipy.ndimage.gaussian_filter1d``, rotation DoFs
 unwrapped, the clip's ends extended by their last pose), with a weight that is 1 over the
 frame +- ``half`` s and eases to 0 over ``taper`` s, the low-pass widening per round until the
-check passes (or ``rounds`` are used). Only supported frames (and the taper next to them) move.
+check passes (or ``rounds`` are used; the round with the fewest rejected frames is kept). Only
+supported frames move.
 """
 
 from __future__ import annotations
@@ -26,7 +27,8 @@ from .supports import SupportSet
 
 class SmoothResult(NamedTuple):
     """``motion``: the smoothed clip; ``changed``: ``(T,)`` bool frames that moved;
-    ``rounds``: infeasible supported frames before each round (and after the last)."""
+    ``rounds``: infeasible supported frames before each round (and after the last); the
+    returned clip is the round with the fewest."""
 
     motion: Motion
     changed: np.ndarray
@@ -62,11 +64,14 @@ def smooth_supported(motion: Motion, supports: SupportSet, mu: float = 0.7,
     kernel = np.concatenate([ramp, np.ones(2 * nh + 1), ramp[::-1]])
     done = np.zeros(T, dtype=bool)
     sigma = sigma0 * fps
+    best = (T + 1, q, done)
     for _ in range(rounds + 1):
         chk = check_clip(Motion(skel, q, fps), mu=mu, window=window, contacts=cm,
                          supports=supports)
         bad = on & ~chk.feasible
         hist.append(int(bad.sum()))
+        if hist[-1] < best[0]:
+            best = (hist[-1], q, done.copy())
         if not bad.any() or len(hist) > rounds:
             break
         w = np.minimum(np.convolve(bad.astype(float), kernel, mode="same"), 1.0)
@@ -75,6 +80,8 @@ def smooth_supported(motion: Motion, supports: SupportSet, mu: float = 0.7,
         q = q + w * (qs - q)
         done |= w[:, 0] > 0
         sigma *= 2.0
+    _, q, done = best  # the round with the fewest rejected frames (wider is not always better)
+    q = q.copy()
     q[:, rot] = q0[:, rot] + (q[:, rot] - qu[:, rot])  # back to the input's angle branch
     return SmoothResult(Motion(skel, q, fps, dict(motion.meta)), done, hist)
 
