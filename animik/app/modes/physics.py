@@ -226,12 +226,15 @@ def infeasible_frames(state: AppState) -> np.ndarray | None:
         return ui.marks
     ui.marks_clip = key
     ui.marks = None
+    pv.supports = None
     try:
         m = clip.to_motion()
         # the check of `animik feasibility` and `animik filter` (--supports auto: a seat,
         # holds and pedals where the body is held still with no foot near the floor)
-        res = check_clip(m, mu=pv.mu, supports=resolve_supports("auto", m, mu=pv.mu))
+        sup = resolve_supports("auto", m, mu=pv.mu)
+        res = check_clip(m, mu=pv.mu, supports=sup)
         ui.marks = ~res.feasible
+        pv.supports, pv.supports_fps = sup, float(m.fps)  # the overlay marks them
     except (ContactGeometryError, *USER_ERRORS):
         ui.marks = None
     return ui.marks
