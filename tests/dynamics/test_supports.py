@@ -193,7 +193,8 @@ def test_filter_writes_a_seated_clip_with_its_supports_and_the_check_agrees(tmp_
     assert json.loads(side.read_text())["supports"][0]["frames"] == [[28, 149]]
     capsys.readouterr()
     assert main(["feasibility", str(out), "--model", "body95", "--every", "0",
-                 "--json", str(tmp_path / "f.json")]) == 0
+                 "--json", str(tmp_path / "f.json"), "--plot", str(tmp_path / "f.png")]) == 0
+    assert (tmp_path / "f.png").stat().st_size > 10_000  # the supports' points drawn too
     assert f"supports (file:{side})" in capsys.readouterr().out
     f = json.loads((tmp_path / "f.json").read_text())
     assert f["summary"]["support_frames"] == 122 and f["frames"][120]["supports"][0] == "seat"
