@@ -4,7 +4,9 @@ Reads a BVH clip (optionally retargets it onto a rig), reconstructs velocities a
 accelerations (Savitzky-Golay), runs inverse dynamics on all frames at once, detects foot
 contacts and checks per frame that the floor can supply the needed wrench: the normal force
 pushes, the ZMP lies inside the support polygon, the friction ratio stays below ``mu``.
-Prints a per-frame table and a summary, writes JSON and PNG plots. See docs/dynamics.md.
+Frames carried by supports off the floor (``--supports``: a seat, hand holds, pedals) are
+checked with the contact wrench cone instead (:mod:`animik.dynamics.cone`). Prints a
+per-frame table and a summary, writes JSON and PNG plots. See docs/dynamics.md.
 """
 
 from __future__ import annotations

@@ -7,6 +7,12 @@ upper-body lean reaches them, iterated against the independent check. The output
 atomically and only when every frame passes; otherwise nothing is written (exit 5).
 Method B (:mod:`animik.dynamics.method_b`) simulates the clip on contact springs instead; the
 same check and the same contract apply to its output.
+
+Frames carried by supports off the floor (``--supports``, default ``auto``: a seat, hand
+holds, pedals where the body is held still with no foot near the floor; method A only) are
+checked with the contact wrench cone, get their capture spikes smoothed
+(:mod:`animik.dynamics.support_smooth`) and no floor correction; the supports used are written
+next to the output (``OUT.supports.json``), where ``animik feasibility`` finds them.
 """
 
 from __future__ import annotations
