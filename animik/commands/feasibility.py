@@ -141,6 +141,8 @@ def run(args: argparse.Namespace) -> int:
         print(f"  frames checked by the contact wrench cone: {int(sup.any(axis=1).sum())}, "
               f"infeasible {s['reasons'].get('outside wrench cone', 0)}, max residual "
               f"{s['max_cone_residual']} body weights")
+        print("  support travel over its frames (cm; a seat should stay put): " + ", ".join(
+            f"{k} {v}" for k, v in s["support_travel_cm"].items()))
     held = held_off_floor(motion, floor=res.floor) if not s["feasible"] and supports is None \
         else []
     if held:

@@ -59,9 +59,21 @@ def _support_summary(res: ClipFeasibility, motion: Motion) -> dict[str, Any]:
         return {}
     chk = res.check
     on = chk.support_active.any(axis=1)
+    # how far each support's centre travels in the world over its frames: the check lets a
+    # support fixed to a body part move with it, so a seat that does not stay put shows here
+    sf = res.supports.at(motion.skeleton, res.states.q)
+    travel = {}
+    for i, name in enumerate(res.supports.names):
+        act = chk.support_active[:, i]
+        pts = np.concatenate([sf.push_points[:, sf.push_support == i],
+                              sf.grip_points[:, sf.grip_support == i]], axis=1)[act]
+        c = pts.mean(axis=1) if len(pts) else np.zeros((0, 3))
+        travel[name] = _num(float(np.linalg.norm(c.max(0) - c.min(0))) * 100, 2) \
+            if len(c) else None
     return {"supports": res.supports.to_dict(motion.skeleton),
             "support_frames": int(on.sum()),
-            "max_cone_residual": _num(np.nanmax(chk.cone_residual)) if on.any() else None}
+            "max_cone_residual": _num(np.nanmax(chk.cone_residual)) if on.any() else None,
+            "support_travel_cm": travel}
 
 
 def to_dict(res: ClipFeasibility, motion: Motion, source: str = "") -> dict[str, Any]:

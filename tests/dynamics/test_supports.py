@@ -174,8 +174,11 @@ def test_filter_writes_a_seated_clip_with_its_supports_and_the_check_agrees(tmp_
     m = _seated(skel)
     write_bvh_compatible(m, clip)
     # auto: the supports cover the held stretch (from 50); the rise (33-49) levitates
-    assert main(["feasibility", str(clip), "--model", "body95", "--every", "0"]) == 5
+    assert main(["feasibility", str(clip), "--model", "body95", "--every", "0",
+                 "--json", str(tmp_path / "a.json")]) == 5
     text = capsys.readouterr().out
+    assert json.loads((tmp_path / "a.json").read_text())["summary"]["support_travel_cm"][
+        "seat"] < 0.1
     assert "supports (auto): seat (seat on pelvis, frames 50-149)" in text
     assert "contact wrench cone: 100, infeasible 0" in text and "infeasible frames: 17 / 150" in text
     # the user's file: the same supports from frame 28, the seat lifting the body as it rises
@@ -198,6 +201,9 @@ def test_filter_writes_a_seated_clip_with_its_supports_and_the_check_agrees(tmp_
     assert f"supports (file:{side})" in capsys.readouterr().out
     f = json.loads((tmp_path / "f.json").read_text())
     assert f["summary"]["support_frames"] == 122 and f["frames"][120]["supports"][0] == "seat"
+    # the seat fixed to the pelvis rose with it (a lifting chair): the report shows how far a
+    # support travelled (held still from frame 50, under auto below, it does not)
+    assert f["summary"]["support_travel_cm"]["seat"] > 10.0
     assert main(["feasibility", str(out), "--model", "body95", "--every", "0",
                  "--supports", "floor"]) == 5
     # the floor only: a clip held off the floor is refused up front, and no stale sidecar stays
