@@ -28,6 +28,7 @@ OUTSIDE = (0.95, 0.20, 0.15, 1.00)
 POLYGON = (0.95, 0.85, 0.20, 0.95)
 FORCE = (1.00, 0.55, 0.10, 0.95)
 CONE = (1.00, 0.75, 0.35, 0.55)
+SUPPORT = (0.20, 0.85, 0.95, 0.95)  # contact points of a seat, hold or pedal (not the floor)
 
 
 def physics_of(state: AppState) -> PhysicsView:
@@ -105,12 +106,30 @@ def decorate_view(state: AppState, geom: ViewGeometry) -> ViewGeometry:
                                    np.full(8, height)])
         cyl.append(cylinder_instances(np.tile(p, (8, 1)), rim, 0.003, CONE))
         cyl.append(cylinder_instances(rim, np.roll(rim, -1, axis=0), 0.003, CONE))
+    sph += _support_markers(state, pv)
     geom.overlay_spheres = np.concatenate([geom.overlay_spheres, *sph]).astype(np.float32)
     geom.overlay_cylinders = np.concatenate([geom.overlay_cylinders, *cyl]).astype(np.float32)
     return geom
 
 
+def _support_markers(state: AppState, pv: PhysicsView) -> list[np.ndarray]:
+    """Small markers on the points of the supports (seat, holds, pedals) active at the
+    playhead's frame of the clip the timeline marks were checked for."""
+    sup = pv.supports
+    if sup is None or not len(sup) or pv.supports_fps <= 0:
+        return []
+    f = int(round(state.doc.time * pv.supports_fps))
+    if f < 0:
+        return []
+    q = np.array(state.doc.q, dtype=float)[None]
+    sf = sup.at(state.skeleton, q, frames=np.array([f]))
+    act = sf.active[0]
+    pts = [sf.push_points[0, act[sf.push_support]], sf.grip_points[0, act[sf.grip_support]]]
+    pts = np.concatenate(pts)
+    return [sphere_instances(pts, 0.018, SUPPORT)] if len(pts) else []
+
+
 def view_key(state: AppState) -> tuple:
     """What :func:`decorate_view` reads beyond the document: the overlay switch and evaluation."""
     pv = state.physics
-    return (None,) if pv is None else (pv.show, pv.stamp, pv.mu)
+    return (None,) if pv is None else (pv.show, pv.stamp, pv.mu, id(pv.supports))

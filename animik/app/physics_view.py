@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from collections import deque
 from dataclasses import dataclass, field
+from typing import Any
 
 import numpy as np
 
@@ -24,6 +25,9 @@ class PhysicsView:
         com, zmp: ``(3,)`` m; polygon ``(k, 2)``; wrench ``(6,)``; margin m; normal N;
         ratio: friction ratio; feasible; reasons (text); in_contact ``(A,)``.
         margins: recent margins (cm) for the plot (NaN in flight).
+        supports, supports_fps: the supports off the floor the timeline marks were checked with
+            (:class:`animik.dynamics.supports.SupportSet`, ``--supports auto``) and the clip's
+            frame rate; the overlay marks the active ones' points at the playhead.
     """
 
     show: bool = False  # off until the user ticks it in the Physics panel (it draws over the body)
@@ -46,3 +50,5 @@ class PhysicsView:
     _skel: Skeleton | None = None
     stamp: int = 0  # bumped by every evaluation (the view cache's key)
     frame_time: float | None = None  # set by the physics mode: its smoothed frame time (s)
+    supports: Any = None
+    supports_fps: float = 0.0

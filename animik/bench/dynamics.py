@@ -119,6 +119,9 @@ def run(rig: str = "body95", frames: int = 20_000, peers: bool = True, clip: str
     dt = time.perf_counter() - t0
     rows.append(("animik check_clip()", f"same, contacts detected, {T:,} frames", T / dt,
                  "frames/s", "incl. contact detection (Python loop)"))
+    # The same clip held by supports on every frame (a seat under the pelvis, a hold on each
+    # hand, the soles): each frame is a contact-wrench-cone LP (docs/dynamics.md 5f).
+    rows.append(_supports_row(skel, motion))
     if rig == "body95":
         rows += _interactive_rows()
     if clip:
@@ -209,6 +212,31 @@ def _peer_rows(skel, q, qd, qdd, task, time_per_call, to_pin) -> list[tuple]:
         except ImportError:
             rows.append(("MuJoCo", task, float("nan"), "us", "not installed: pip install mujoco"))
     return rows
+
+
+def _supports_row(skel, motion) -> tuple:
+    from ..dynamics.contacts import contact_model
+    from ..dynamics.supports import Support, SupportSet
+    from ..semantics.roles import classify_joints
+
+    roles = classify_joints(skel).roles
+    root = int(np.flatnonzero(skel.parents < 0)[0])
+    hips = skel.joint_names.index(roles["hips"]) if "hips" in roles else root
+    seat = np.array([[x, y, -0.1] for x in (0.05, -0.05) for y in (0.08, -0.08)])
+    sup = [Support("seat", "seat", hips, seat, np.array([0.0, 0.0, 1.0]), 0.7, np.inf)]
+    for s in ("l_hand", "r_hand"):
+        if s in roles:
+            sup.append(Support(s, "hold", skel.joint_names.index(roles[s]), np.zeros((1, 3)),
+                               np.array([0.0, 0.0, 1.0]), 0.7, 300.0))
+    cm = contact_model(skel)
+    supports = SupportSet(tuple(sup), "bench")
+    T = len(motion.q)
+    t0 = time.process_time()
+    res = check_clip(motion, in_contact=True, floor=0.0, contacts=cm, supports=supports)
+    dt = time.process_time() - t0
+    return ("animik check_clip(supports=)", f"same, a seat + 2 holds on every frame, {T:,} "
+            f"frames ({int(res.feasible.sum())} feasible)", T / dt, "frames/s",
+            "contact-wrench-cone LP per frame (HiGHS, CPU time)")
 
 
 def _interactive_rows(frames: int = 60, hold: int = 60, reach: float = 0.6) -> list[tuple]:

@@ -4,7 +4,9 @@ Reads a BVH clip (optionally retargets it onto a rig), reconstructs velocities a
 accelerations (Savitzky-Golay), runs inverse dynamics on all frames at once, detects foot
 contacts and checks per frame that the floor can supply the needed wrench: the normal force
 pushes, the ZMP lies inside the support polygon, the friction ratio stays below ``mu``.
-Prints a per-frame table and a summary, writes JSON and PNG plots. See docs/dynamics.md.
+Frames carried by supports off the floor (``--supports``: a seat, hand holds, pedals) are
+checked with the contact wrench cone instead (:mod:`animik.dynamics.cone`). Prints a
+per-frame table and a summary, writes JSON and PNG plots. See docs/dynamics.md.
 """
 
 from __future__ import annotations
@@ -19,7 +21,7 @@ from .. import _cli_args as _args
 from .._table import format_table
 from ..dynamics.clip import DEFAULT_WINDOW, check_clip
 from ..dynamics.model import with_model_of
-from ..dynamics.offfloor import held_off_floor
+from ..dynamics.offfloor import held_off_floor, resolve_supports
 from ..dynamics.report import plot_png, summary, table_rows, to_dict
 from ..dynamics.zmp import check_mu
 from ..io._atomic import atomic_write
@@ -43,6 +45,8 @@ examples:
   animik feasibility walk.bvh --rig body95 --json walk.json --plot walk.png
   animik feasibility walk.bvh --mu 0.5 --every 1
   animik feasibility walk_body95_filtered.bvh --model body95
+  animik feasibility louise.bvh --supports auto      (a seat, holds, pedals where held off the floor)
+  animik feasibility ride.bvh --supports bike.json   (the user's supports, docs/dynamics.md 5f)
 """
 
 
@@ -73,8 +77,19 @@ def add_parser(subparsers) -> argparse.ArgumentParser:
     p.add_argument("--floor", type=_args.number(-1e3, 1e3, "a height in metres"), default=None,
                    metavar="Z",
                    help="floor height in metres (default: estimated from the feet)")
+    p.add_argument("--supports", default="auto", metavar="auto|floor|FILE.json",
+                   help="contacts off the floor: auto (default) infers a seat, hand holds and "
+                        "pedals over the stretches held still with no foot near the floor; floor: "
+                        "the floor only; FILE.json: your supports (docs/dynamics.md 5f). Frames "
+                        "with a support get the contact-wrench-cone check")
     p.set_defaults(func=run)
     return p
+
+
+def _spans(mask) -> str:
+    d = [i for i in range(len(mask)) if mask[i] and (i == 0 or not mask[i - 1])]
+    e = [i for i in range(len(mask)) if mask[i] and (i + 1 == len(mask) or not mask[i + 1])]
+    return ", ".join(f"{a}-{b}" for a, b in zip(d, e, strict=True)) or "none"
 
 
 def run(args: argparse.Namespace) -> int:
@@ -92,9 +107,12 @@ def run(args: argparse.Namespace) -> int:
     elif args.model:
         motion = Motion(with_model_of(motion.skeleton, load_rig(args.model)), motion.q,
                         motion.fps, dict(motion.meta))
+    supports = resolve_supports(args.supports, motion, floor=args.floor, mu=args.mu,
+                                clip_path=args.clip)
     t1 = time.perf_counter()
     res = check_clip(motion, mu=args.mu, floor=args.floor,
-                     window=DEFAULT_WINDOW if args.window is None else args.window)
+                     window=DEFAULT_WINDOW if args.window is None else args.window,
+                     supports=supports)
     t2 = time.perf_counter()
     T = len(res.feasible)
     every = args.every if args.every is not None else max(1, T // 30)
@@ -115,7 +133,18 @@ def run(args: argparse.Namespace) -> int:
     print(f"  min ZMP margin {s['min_margin_m']} m, max friction ratio {s['max_friction_ratio']}, "
           f"peak torque {s['peak_torque_nm']} N m ({s['peak_torque_dof']}, frame "
           f"{s['peak_torque_frame']})")
-    held = held_off_floor(motion, floor=res.floor) if not s["feasible"] else []
+    if supports is not None:
+        sup = res.check.support_active
+        print(f"  supports ({supports.source}): " + "; ".join(
+            f"{x.name} ({x.kind} on {motion.skeleton.joint_names[x.joint] if x.joint >= 0 else 'world'}"
+            f", frames {_spans(sup[:, i])})" for i, x in enumerate(supports.supports)))
+        print(f"  frames checked by the contact wrench cone: {int(sup.any(axis=1).sum())}, "
+              f"infeasible {s['reasons'].get('outside wrench cone', 0)}, max residual "
+              f"{s['max_cone_residual']} body weights")
+        print("  support travel over its frames (cm; a seat should stay put): " + ", ".join(
+            f"{k} {v}" for k, v in s["support_travel_cm"].items()))
+    held = held_off_floor(motion, floor=res.floor) if not s["feasible"] and supports is None \
+        else []
     if held:
         print("  held still with no foot near the floor (a seat, a bike, a rail? the check knows "
               "only the floor): " + ", ".join(f"frames {a}-{b - 1}" for a, b in held))

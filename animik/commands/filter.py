@@ -7,6 +7,12 @@ upper-body lean reaches them, iterated against the independent check. The output
 atomically and only when every frame passes; otherwise nothing is written (exit 5).
 Method B (:mod:`animik.dynamics.method_b`) simulates the clip on contact springs instead; the
 same check and the same contract apply to its output.
+
+Frames carried by supports off the floor (``--supports``, default ``auto``: a seat, hand
+holds, pedals where the body is held still with no foot near the floor; method A only) are
+checked with the contact wrench cone, get their capture spikes smoothed
+(:mod:`animik.dynamics.support_smooth`) and no floor correction; the supports used are written
+next to the output (``OUT.supports.json``), where ``animik feasibility`` finds them.
 """
 
 from __future__ import annotations
@@ -19,11 +25,13 @@ import time
 import numpy as np
 
 from .. import _cli_args as _args
+from ..dynamics.clip import check_clip
 from ..dynamics.correct import correct_clip, plant_and_correct
 from ..dynamics.filter import FilterDivergedError, FilterOptions
 from ..dynamics.method_b import method_b_clip
 from ..dynamics.model import with_model_of
-from ..dynamics.offfloor import held_off_floor
+from ..dynamics.offfloor import held_off_floor, resolve_supports, supports_sidecar
+from ..dynamics.support_smooth import smooth_supported
 from ..io._atomic import atomic_write
 from ..io.bvh import read_bvh
 from ..io.bvh_compat import write_bvh_compatible
@@ -48,6 +56,7 @@ examples:
   animik filter walk.bvh -o out.bvh --rig body95 --json report.json
   animik filter louise.bvh -o out.bvh --rig body95 --plant
   animik filter ret/louise.bvh -o out.bvh --model body95 --plant   (after animik retarget --to body95)
+  animik filter ride.bvh -o out.bvh --supports bike.json   (a seat, holds, pedals of your own)
 """
 
 
@@ -77,6 +86,12 @@ def add_parser(subparsers) -> argparse.ArgumentParser:
                    help="method A: first give infeasible frames without a detected contact a "
                         "planted support (the foot held on the floor by leg IK, a carried body "
                         "moved against its support; animik.dynamics.plant)")
+    p.add_argument("--supports", default="auto", metavar="auto|floor|FILE.json",
+                   help="contacts off the floor (method A): auto (default) infers a seat, hand "
+                        "holds and pedals over the stretches held still with no foot near the "
+                        "floor; floor: the floor only (such a clip is refused); FILE.json: your "
+                        "supports (docs/dynamics.md 5f). Frames with a support are checked with "
+                        "the contact wrench cone and get no floor correction")
     p.add_argument("--json", default=None, metavar="OUT.json", help="write the report")
     p.set_defaults(func=run)
     return p
@@ -118,7 +133,10 @@ def run(args: argparse.Namespace) -> int:
     elif args.model:
         motion = Motion(with_model_of(motion.skeleton, load_rig(args.model)), motion.q,
                         motion.fps, dict(motion.meta))
-    held = held_off_floor(motion)  # a seat, a bike, a rail: not a floor the check knows
+    # method B simulates on floor springs only: it keeps the floor-only contract
+    supports = resolve_supports(args.supports if args.method == "A" else "floor", motion,
+                                mu=args.mu)
+    held = held_off_floor(motion) if supports is None else []  # a seat, a bike, a rail
     if held:
         spans = ", ".join(f"{a / motion.fps:.2f}-{b / motion.fps:.2f} s (frames {a}-{b - 1})"
                           for a, b in held)
@@ -129,19 +147,37 @@ def run(args: argparse.Namespace) -> int:
         return _not_met(args, msg, {"held_off_floor_frames": [[a, b - 1] for a, b in held]})
     # B: seed D method B (contact springs, inverse inertia), simulated (animik.dynamics.method_b)
     planted, plants = None, []
+    src, smoothed = motion, None
+    if supports is not None:  # capture spikes on supported frames: smoothed locally first
+        smoothed = smooth_supported(motion, supports, opts.mu, opts.window)
+        src = smoothed.motion
     try:
         if args.method == "A":
             if args.plant:
-                res, plants = plant_and_correct(motion, opts)
+                res, plants = plant_and_correct(src, opts, supports=supports)
                 planted = plants[0]
             else:
-                res = correct_clip(motion, opts)
+                res = correct_clip(src, opts, supports=supports)
+            if smoothed is not None:  # the report compares with the input clip
+                res.input_check = check_clip(motion, mu=opts.mu, window=opts.window,
+                                             contacts=res.check.contacts, supports=supports)
         else:
             res = method_b_clip(motion, opts)
     except FilterDivergedError as e:  # method B's body fell: goal not met, nothing written
         print(f"animik filter: goal not met: {e}; nothing written", file=sys.stderr)
         return _not_met(args, str(e))
     r = res.report(motion)
+    if supports is not None:
+        on = res.check.check.support_active.any(axis=1)
+        r["supports"] = supports.to_dict(motion.skeleton)
+        r["support_frames"] = int(on.sum())
+        r["support_frames_infeasible"] = int((on & ~res.check.feasible).sum())
+        r["support_smoothing"] = {"rounds": smoothed.rounds,
+                                  "frames_changed": int(smoothed.changed.sum())}
+        print(f"  supports ({supports.source}): {', '.join(supports.names)} on {int(on.sum())} "
+              f"frames (contact-wrench-cone check), {r['support_frames_infeasible']} infeasible; "
+              f"smoothed {int(smoothed.changed.sum())} supported frames first (rejected per "
+              f"round {smoothed.rounds})")
     if planted is not None:
         r["planted"] = {"passes": len(plants), "frames_without_contact": planted.frames,
                         "planted_frames_per_area": [int(sum(p.planted[:, a].sum() for p in plants))
@@ -186,6 +222,12 @@ def run(args: argparse.Namespace) -> int:
     ok = not r["infeasible_frames"]
     try:
         if ok:
+            side = supports_sidecar(args.output)
+            if supports is not None:  # the supports the written clip was checked with
+                atomic_write(side, json.dumps(supports.to_dict(motion.skeleton), indent=1))
+                print(f"  supports: {side} (animik feasibility --supports auto reads it)")
+            elif side.exists():  # a stale file of an earlier run would mislead the check
+                side.unlink()
             write_bvh_compatible(res.motion, args.output)
         if args.json:  # the report is written either way: it says why nothing was written
             atomic_write(args.json, json.dumps({"input": args.clip, "output": args.output,

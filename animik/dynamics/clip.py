@@ -20,6 +20,7 @@ from ..skeleton import Skeleton
 from ._savgol import savgol_matrix
 from .contacts import ContactModel, contact_model_for_clip
 from .inverse import GRAVITY, momentum, rnea
+from .supports import SupportSet
 from .zmp import ContactCheck, FeasibilityError, check_mu, evaluate_wrench, positive_number
 
 DEFAULT_WINDOW = 0.1  # s
@@ -115,6 +116,8 @@ class ClipFeasibility(NamedTuple):
         floor: floor height (m). fps: frame rate. mu: friction coefficient.
         states: the reconstructed :class:`ClipStates`.
         contacts: the :class:`~animik.dynamics.contacts.ContactModel` used.
+        supports: the :class:`~animik.dynamics.supports.SupportSet` used (``None``: the floor
+            only).
     """
 
     check: ContactCheck
@@ -126,6 +129,7 @@ class ClipFeasibility(NamedTuple):
     mu: float
     states: ClipStates
     contacts: ContactModel
+    supports: SupportSet | None = None
 
     @property
     def feasible(self) -> np.ndarray:
@@ -139,8 +143,8 @@ class ClipFeasibility(NamedTuple):
 def check_clip(motion: Motion, mu: float = 0.7, in_contact: Any = None,
                floor: float | None = None, method: str = "savgol",
                window: float = DEFAULT_WINDOW, gravity: Any = GRAVITY,
-               flight_tol: float = 0.05, contacts: ContactModel | None = None
-               ) -> ClipFeasibility:
+               flight_tol: float = 0.05, contacts: ContactModel | None = None,
+               supports: SupportSet | None = None) -> ClipFeasibility:
     """Seed D's three checks at every frame of a clip (batched inverse dynamics).
 
     Args:
@@ -150,6 +154,8 @@ def check_clip(motion: Motion, mu: float = 0.7, in_contact: Any = None,
         floor: floor height (m); ``None``: estimated from the clip when contacts are detected,
             else 0.
         method, window: derivative reconstruction (:func:`clip_states`).
+        supports: contacts off the floor (:mod:`animik.dynamics.supports`); frames where one is
+            active get the contact-wrench-cone check instead of the ZMP checks.
 
     Raises:
         FeasibilityError: bad ``mu`` / ``fps`` / method; ContactGeometryError: no contact
@@ -167,7 +173,8 @@ def check_clip(motion: Motion, mu: float = 0.7, in_contact: Any = None,
     res = rnea(skel, st.q, st.qd, st.qdd, gravity)
     pts = cm.points(skel, st.q)
     c = momentum(skel, st.q).com
-    chk = evaluate_wrench(skel, res.wrench, pts, flags, c, mu, floor, flight_tol, cm)
+    sf = supports.at(skel, st.q) if supports is not None and len(supports) else None
+    chk = evaluate_wrench(skel, res.wrench, pts, flags, c, mu, floor, flight_tol, cm, sf)
     root = np.flatnonzero(skel.parents < 0)[0]
     actuated = np.ones(skel.n_dof, dtype=bool)
     actuated[skel.joint_dofs(int(root))] = False
@@ -179,4 +186,5 @@ def check_clip(motion: Motion, mu: float = 0.7, in_contact: Any = None,
     else:
         peak = np.zeros(len(st.q))
         peak_dof = np.zeros(len(st.q), dtype=np.int64)
-    return ClipFeasibility(chk, res.tau, peak, peak_dof, float(floor), motion.fps, mu, st, cm)
+    return ClipFeasibility(chk, res.tau, peak, peak_dof, float(floor), motion.fps, mu, st, cm,
+                           supports)

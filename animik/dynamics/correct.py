@@ -56,6 +56,7 @@ from .clip import ClipFeasibility, check_clip
 from .contacts import ContactModel, contact_model_for_clip
 from .filter import DynamicsFilter, FilterOptions, _area_skate, terms_batch
 from .smoothness import correction_jitter, root_slides, trunk_dofs
+from .supports import SupportSet
 from .zmp import FeasibilityError
 
 
@@ -215,7 +216,8 @@ def correct_clip(motion: Motion, options: FilterOptions | None = None,
                  iterations: int = 30, w_pos: float = 1.0, w_vel: float = 0.1,
                  mode_window: float = 0.5, max_change: float = 0.3, rho: float = 1e2,
                  contacts: ContactModel | None = None, patience: int = 4,
-                 w_smooth: float = W_SMOOTH) -> CorrectionResult:
+                 w_smooth: float = W_SMOOTH,
+                 supports: SupportSet | None = None) -> CorrectionResult:
     """Method A over a whole clip (module docstring).
 
     Args:
@@ -232,6 +234,8 @@ def correct_clip(motion: Motion, options: FilterOptions | None = None,
             cannot see it, an animator sees it as shaking. When the rounds with it leave
             infeasible frames, they are run again without it and the better result (fewer
             infeasible frames; the smooth one on a tie) is kept.
+        supports: supports off the floor (:mod:`.supports`); their frames are checked by the
+            contact-wrench cone and get no correction rows.
 
     Returns:
         :class:`CorrectionResult` (its ``check`` says whether every frame is feasible).
@@ -242,16 +246,17 @@ def correct_clip(motion: Motion, options: FilterOptions | None = None,
     t0 = time.perf_counter()
     args = (motion, options, iterations, w_pos, w_vel, mode_window, max_change, rho, contacts,
             patience)
-    res = _rounds(*args, w_smooth)
+    res = _rounds(*args, w_smooth, supports=supports)
     if w_smooth > 0 and not res.check.feasible.all():
-        res = _better(res, _rounds(*args, 0.0))
+        res = _better(res, _rounds(*args, 0.0, supports=supports))
     res.seconds = time.perf_counter() - t0
     return res
 
 
 def _rounds(motion: Motion, options: FilterOptions | None, iterations: int, w_pos: float,
             w_vel: float, mode_window: float, max_change: float, rho: float,
-            contacts: ContactModel | None, patience: int, w_smooth: float) -> CorrectionResult:
+            contacts: ContactModel | None, patience: int, w_smooth: float,
+            supports: SupportSet | None = None) -> CorrectionResult:
     """:func:`correct_clip`'s rounds with one smoothness weight."""
     opt = (options or FilterOptions()).checked()
     t0 = time.perf_counter()
@@ -265,7 +270,8 @@ def _rounds(motion: Motion, options: FilterOptions | None, iterations: int, w_po
     first: ClipFeasibility | None = None
     since_best = 0  # rounds since the best one: the rounds still converge slowly (mocapbank)
     for _ in range(iterations + 1):
-        chk = check_clip(Motion(skel, q, motion.fps), mu=opt.mu, window=opt.window, contacts=cm)
+        chk = check_clip(Motion(skel, q, motion.fps), mu=opt.mu, window=opt.window, contacts=cm,
+                         supports=supports)
         bad = ~chk.feasible
         first = first or chk
         history.append((int(bad.sum()), int(chk.check.in_contact.any(axis=1).sum())))
@@ -427,7 +433,7 @@ def _linearise(filt, chk, motion, slides, upper, ops, mu_in, dirs, weight, mode_
     k = 5
     filt.floor = chk.floor
     h_floor = chk.floor
-    contact = np.flatnonzero(c.in_contact.any(axis=1))
+    contact = np.flatnonzero(c.in_contact.any(axis=1) & ~c.support_active.any(axis=1))
     # Every frame's wrench matrix and DoF axes in one numba call (the modes follow the pose).
     W_all, Aw_all, S_all = terms_batch(filt, st.q, st.qd, st.qdd, full=True)
     E_all = _modes_batch(Aw_all, S_all, slides, upper, filt.skel.total_mass)
@@ -525,7 +531,8 @@ def _qp_step(filt, chk, q, motion, slides, upper, ops, R, mu_in, dirs, weight, m
 
 
 def plant_and_correct(motion: Motion, options: FilterOptions | None = None, passes: int = 8,
-                      contacts: ContactModel | None = None, w_smooth: float = W_SMOOTH):
+                      contacts: ContactModel | None = None, w_smooth: float = W_SMOOTH,
+                      supports: SupportSet | None = None):
     """:func:`animik.dynamics.plant.plant_contacts` then :func:`correct_clip`, repeated on the
     corrected clip (at most ``passes`` times, while the infeasible frames decrease) while any
     frame stays infeasible (the correction's root shift can lift a held foot again; a fresh
@@ -541,10 +548,10 @@ def plant_and_correct(motion: Motion, options: FilterOptions | None = None, pass
     opt = (options or FilterOptions()).checked()
     cm = contacts or contact_model_for_clip(motion.skeleton, motion.q)
     t0 = time.perf_counter()
-    first = check_clip(motion, mu=opt.mu, window=opt.window, contacts=cm)
-    best, plants = _plant_passes(motion, opt, passes, cm, w_smooth)
+    first = check_clip(motion, mu=opt.mu, window=opt.window, contacts=cm, supports=supports)
+    best, plants = _plant_passes(motion, opt, passes, cm, w_smooth, supports)
     if w_smooth > 0 and not best.check.feasible.all():
-        other = _plant_passes(motion, opt, passes, cm, 0.0)
+        other = _plant_passes(motion, opt, passes, cm, 0.0, supports)
         if _better(best, other[0]) is other[0]:
             best, plants = other
     best.input_check = first
@@ -553,7 +560,7 @@ def plant_and_correct(motion: Motion, options: FilterOptions | None = None, pass
 
 
 def _plant_passes(motion: Motion, opt: FilterOptions, passes: int, cm: ContactModel,
-                  w_smooth: float):
+                  w_smooth: float, supports: SupportSet | None = None):
     """:func:`plant_and_correct`'s passes with one smoothness weight (no fallback)."""
     from .plant import plant_contacts
 
@@ -562,10 +569,11 @@ def _plant_passes(motion: Motion, opt: FilterOptions, passes: int, cm: ContactMo
         # the start / end transient is held once, on the input; a later pass holds the feet of
         # frames the correction left without contact (freezing the corrected clip's first
         # frames again adds a kink the check reads as a pull: 02_01, 2 -> 8 frames)
-        pl = plant_contacts(cur, cm, mu=opt.mu, window=opt.window,
+        pl = plant_contacts(cur, cm, mu=opt.mu, window=opt.window, supports=supports,
                             **({} if k == 0 else {"transient": 0.0}))
         plants.append(pl)
-        res = _rounds(pl.motion, opt, 30, 1.0, 0.1, 0.5, 0.3, 1e2, cm, 4, w_smooth)
+        res = _rounds(pl.motion, opt, 30, 1.0, 0.1, 0.5, 0.3, 1e2, cm, 4, w_smooth,
+                      supports=supports)
         bad = ~res.check.feasible
         if best is not None and bad.sum() >= (~best.check.feasible).sum():
             break  # no progress: another pass would start from a worse clip

@@ -46,6 +46,7 @@ from ._runs import true_runs
 from .clip import check_clip
 from .contacts import ContactModel, contact_model_for_clip
 from .opspace import _axes_and_mass
+from .supports import SupportSet
 from .treadmill import OvergroundResult, to_overground
 
 
@@ -157,7 +158,8 @@ def plant_contacts(motion: Motion, contacts: ContactModel | None = None, mu: flo
                    relocate_fraction: float = 0.2, max_offset: float = 0.25,
                    hold_speed: float = 0.15, transient: float = 0.25,
                    slide_speed: float = 0.2, relocate_min: float = 1.0,
-                   carry_fraction: float = 0.8, near_height: float = 0.04) -> PlantResult:
+                   carry_fraction: float = 0.8, near_height: float = 0.04,
+                   supports: SupportSet | None = None) -> PlantResult:
     """Give every infeasible frame without a contact a planted support (module docstring).
 
     Args:
@@ -186,6 +188,8 @@ def plant_contacts(motion: Motion, contacts: ContactModel | None = None, mu: flo
         transient: s, the longest start or end transient that is held still (a').
         hold_speed: m/s, a held foot follows the input's foot no faster than this (the
             detector's entry speed is 0.35 m/s).
+        supports: contacts off the floor (:mod:`animik.dynamics.supports`), used by the check;
+            frames where one is active are never planted on the floor.
 
     Returns:
         :class:`PlantResult`.
@@ -196,7 +200,7 @@ def plant_contacts(motion: Motion, contacts: ContactModel | None = None, mu: flo
     # clip seen from the belt, on the floor (animik.dynamics.treadmill)
     tm = to_overground(motion, cm)
     motion = tm.motion
-    chk = check_clip(motion, mu=mu, window=window, contacts=cm)
+    chk = check_clip(motion, mu=mu, window=window, contacts=cm, supports=supports)
     T, A = chk.check.in_contact.shape
     ic = chk.check.in_contact
     need = ~chk.feasible & ~ic.any(axis=1)
@@ -222,10 +226,12 @@ def plant_contacts(motion: Motion, contacts: ContactModel | None = None, mu: flo
             q[s_:] = q[s_ - 1]
             frozen[s_:] = True
     if frozen.any():
-        chk = check_clip(Motion(skel, q, motion.fps), mu=mu, window=window, contacts=cm)
+        chk = check_clip(Motion(skel, q, motion.fps), mu=mu, window=window, contacts=cm,
+                         supports=supports)
         ic = chk.check.in_contact
         need = ~chk.feasible & ~ic.any(axis=1)
     need = _dilate(need, max(1, int(round(pad * fps)))) & ~ic.any(axis=1)
+    need &= ~chk.check.support_active.any(axis=1)  # held by a seat, pedals: not the floor
     pts = cm.points(skel, q)  # (T, P, 3)
     floor = chk.floor
     low = np.stack([pts[:, cm.point_area == a, 2].min(axis=1) for a in range(A)], 1) - floor

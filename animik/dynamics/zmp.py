@@ -14,6 +14,11 @@ Seed D's checks of that wrench as a floor contact force, per frame:
 A frame with no area in contact is a flight phase: the wrench must then vanish (within
 ``flight_tol`` x body weight for the force, and x body weight x 1 m for the moment about the
 centre of mass).
+
+On frames where a support other than the floor is active (a seat, pedals, hand holds:
+:mod:`animik.dynamics.supports`) the three checks are replaced by the contact-wrench-cone check
+(:mod:`animik.dynamics.cone`) over the floor contacts and the supports together: reason
+:data:`CONE` when the residual exceeds :data:`CONE_TOL` body weights.
 """
 
 from __future__ import annotations
@@ -27,9 +32,13 @@ from ..skeleton import Skeleton
 from . import _support
 from .contacts import ContactModel, contact_model
 from .inverse import GRAVITY, momentum, rnea
+from .supports import SupportFrames
 
-PULL, OUTSIDE, SLIP, FLIGHT = 1, 2, 4, 8
-REASONS = {PULL: "pulling", OUTSIDE: "zmp outside", SLIP: "slipping", FLIGHT: "flight wrench"}
+PULL, OUTSIDE, SLIP, FLIGHT, CONE = 1, 2, 4, 8, 16
+REASONS = {PULL: "pulling", OUTSIDE: "zmp outside", SLIP: "slipping", FLIGHT: "flight wrench",
+           CONE: "outside wrench cone"}
+#: a frame with a support is feasible when the cone residual is below this (body weights)
+CONE_TOL = 1e-6
 
 
 class FeasibilityError(AnimikError, ValueError):
@@ -99,6 +108,11 @@ class ContactCheck(NamedTuple):
         reasons: ``(...)`` int bit set of :data:`PULL` :data:`OUTSIDE` :data:`SLIP` :data:`FLIGHT`.
         feasible: ``(...)`` bool (``reasons == 0``).
         com: ``(..., 3)`` m centre of mass.
+        support_active: ``(..., S)`` bool per support (``S = 0`` without supports).
+        cone_residual: ``(...)`` body weights, the wrench part the contacts and supports cannot
+            give (NaN on frames checked by the ZMP, 0 = feasible).
+        cone_axis: ``(...)`` int, index into :data:`animik.dynamics.cone.AXES` of the
+            residual's largest component (-1 when feasible or not cone-checked).
     """
 
     wrench: np.ndarray
@@ -112,6 +126,9 @@ class ContactCheck(NamedTuple):
     reasons: np.ndarray
     feasible: np.ndarray
     com: np.ndarray
+    support_active: np.ndarray
+    cone_residual: np.ndarray
+    cone_axis: np.ndarray
 
 
 def positive_number(value: Any, name: str) -> float:
@@ -132,9 +149,14 @@ def check_mu(mu: Any) -> float:
 
 def evaluate_wrench(skel: Skeleton, wrench: np.ndarray, points: np.ndarray, active: np.ndarray,
                     com: np.ndarray, mu: float, floor: float = 0.0, flight_tol: float = 0.05,
-                    contacts: ContactModel | None = None) -> ContactCheck:
+                    contacts: ContactModel | None = None,
+                    supports: SupportFrames | None = None) -> ContactCheck:
     """The three checks for given wrenches ``(B, 6)``, contact points ``(B, P, 3)``, flags
-    ``(B, A)`` and COMs ``(B, 3)`` (flat batch; see :func:`check_contacts`)."""
+    ``(B, A)`` and COMs ``(B, 3)`` (flat batch; see :func:`check_contacts`).
+
+    ``supports`` (:meth:`animik.dynamics.supports.SupportSet.at` of the same frames): on frames
+    where one is active, the contact-wrench-cone check of the floor contacts (their points on
+    the floor plane) and the supports replaces the three checks; other frames are unchanged."""
     cm = contacts or contact_model(skel)
     B = wrench.shape[0]
     f = wrench[:, 3:]
@@ -161,8 +183,34 @@ def evaluate_wrench(skel: Skeleton, wrench: np.ndarray, points: np.ndarray, acti
     reasons |= np.where(any_c & (fz >= 0.0) & ~(margin >= 0.0), OUTSIDE, 0)
     reasons |= np.where(any_c & ~(ratio <= mu), SLIP, 0)
     reasons |= np.where(~any_c & (resid > flight_tol), FLIGHT, 0)
+    S = 0 if supports is None else supports.active.shape[1]
+    sup_act = np.zeros((B, 0), dtype=bool) if supports is None else supports.active
+    cres, caxis = np.full(B, np.nan), np.full(B, -1, dtype=np.int64)
+    rows = np.flatnonzero(sup_act.any(axis=1)) if S else np.zeros(0, dtype=np.int64)
+    if len(rows):
+        from .cone import cone_residual
+
+        sf = supports
+        fpts = np.array(points[rows])
+        fpts[..., 2] = floor  # the floor contacts on the floor plane, as the ZMP check has them
+        fon = active[rows][:, cm.point_area]
+        push_pts = np.concatenate([fpts, sf.push_points[rows]], axis=1)
+        push_n = np.concatenate([np.broadcast_to([0.0, 0.0, 1.0], fpts.shape),
+                                 sf.push_normals[rows]], axis=1)
+        push_mu = np.concatenate([np.full(fpts.shape[1], mu), sf.push_mu])
+        push_on = np.concatenate([fon, sup_act[rows][:, sf.push_support]], axis=1)
+        grip_on = sup_act[rows][:, sf.grip_support]
+        cres[rows], caxis[rows] = cone_residual(
+            wrench[rows], com[rows], weight, push_pts, push_n, push_mu, push_on,
+            sf.grip_points[rows], sf.grip_bound, grip_on)
+        # the cone check replaces the floor-only ones (a supported frame is not a flight)
+        reasons[rows] = np.where(cres[rows] > CONE_TOL, CONE, 0)
+        margin[rows] = np.nan
+        nearest[rows] = np.nan
+        ratio[rows] = np.nan
+        resid[rows] = 0.0
     return ContactCheck(wrench, z, fz, ratio, margin, nearest, resid, active, reasons,
-                        reasons == 0, com)
+                        reasons == 0, com, sup_act, cres, caxis)
 
 
 def check_contacts(skel: Skeleton, q: Any, qd: Any, qdd: Any, in_contact: Any = True,

@@ -39,18 +39,19 @@ def test_a_still_body_with_no_foot_near_the_floor_is_held_by_something_else():
     assert held_off_floor(Motion(skel, q, 30.0)) == []
 
 
-def test_filter_refuses_a_seated_clip_and_says_why(tmp_path, capsys):
+def test_filter_with_the_floor_only_refuses_a_seated_clip_and_says_why(tmp_path, capsys):
     skel = animik.load_rig("body95")
     clip, out, rep = tmp_path / "seated.bvh", tmp_path / "o.bvh", tmp_path / "o.json"
     write_bvh_compatible(_seated(skel), clip)
     rc = main(["filter", str(clip), "-o", str(out), "--model", "body95", "--plant",
-               "--json", str(rep)])
+               "--supports", "floor", "--json", str(rep)])
     assert rc == 5 and not out.exists()
     err = capsys.readouterr().err
     assert "not the floor carries it" in err and "(frames 5" in err
     r = json.loads(rep.read_text())
     assert r["written"] is False and r["held_off_floor_frames"][0][1] == 149
-    assert main(["feasibility", str(clip), "--model", "body95", "--every", "0"]) == 5
+    assert main(["feasibility", str(clip), "--model", "body95", "--every", "0",
+                 "--supports", "floor"]) == 5
     assert "held still with no foot near the floor" in capsys.readouterr().out
 
 

@@ -103,10 +103,10 @@ def test_rounds_without_the_smoothness_term_are_the_fallback(monkeypatch):
     real = C._rounds
     calls = []
 
-    def rounds(motion, options, iterations, *rest):
+    def rounds(motion, options, iterations, *rest, **kw):
         w = rest[-1]
         calls.append(w)
-        return real(motion, options, 0 if w > 0 else iterations, *rest)
+        return real(motion, options, 0 if w > 0 else iterations, *rest, **kw)
 
     monkeypatch.setattr(C, "_rounds", rounds)
     res = C.correct_clip(clip)

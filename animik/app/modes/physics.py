@@ -26,6 +26,7 @@ from ...dynamics.contacts import ContactGeometryError
 from ...dynamics.correct import plant_and_correct
 from ...dynamics.filter import FilterOptions
 from ...dynamics.interactive import BalanceFilter, BalanceOptions, BalanceStep
+from ...dynamics.offfloor import resolve_supports
 from ...ik import prepare_ik
 from ...ik.fik import PreparedFIK
 from ...ik.prepared import PreparedSolver
@@ -212,8 +213,9 @@ def leave(state: AppState) -> None:
 def infeasible_frames(state: AppState) -> np.ndarray | None:
     """``(T,)`` bool: frames of the current clip that fail seed D's checks as ``animik
     feasibility`` checks a clip (:func:`animik.dynamics.check_clip`: Savitzky-Golay derivatives,
-    contacts detected, floor estimated), so a clip ``animik filter`` wrote shows no mark;
-    cached per clip. None without a clip or contact geometry, or for a clip too short."""
+    contacts detected, floor estimated, supports off the floor inferred as ``--supports auto``
+    infers them), so a clip ``animik filter`` wrote shows no mark; cached per clip. None
+    without a clip or contact geometry, or for a clip too short."""
     clip = state.doc.current_clip
     if clip is None or clip.is_empty:
         return None
@@ -224,10 +226,15 @@ def infeasible_frames(state: AppState) -> np.ndarray | None:
         return ui.marks
     ui.marks_clip = key
     ui.marks = None
+    pv.supports = None
     try:
         m = clip.to_motion()
-        res = check_clip(m, mu=pv.mu)  # the check of `animik feasibility` and `animik filter`
+        # the check of `animik feasibility` and `animik filter` (--supports auto: a seat,
+        # holds and pedals where the body is held still with no foot near the floor)
+        sup = resolve_supports("auto", m, mu=pv.mu)
+        res = check_clip(m, mu=pv.mu, supports=sup)
         ui.marks = ~res.feasible
+        pv.supports, pv.supports_fps = sup, float(m.fps)  # the overlay marks them
     except (ContactGeometryError, *USER_ERRORS):
         ui.marks = None
     return ui.marks

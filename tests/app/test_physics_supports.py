@@ -1,0 +1,47 @@
+"""The physics mode's timeline marks check a clip held off the floor with the supports
+``animik feasibility --supports auto`` infers, and the overlay marks the active supports."""
+
+from __future__ import annotations
+
+import numpy as np
+from app_helpers import app  # noqa: F401 (fixture)
+
+from animik.anim import clip_from_poses
+from animik.app.edits import set_doc
+from animik.app.geometry import build_view
+from animik.app.modes import physics as pm
+from animik.app.physics import SUPPORT, physics_of
+from animik.app.timeline import set_time
+from animik.dynamics.contacts import contact_model_for_clip
+
+DT = 1 / 60
+
+
+def test_marks_and_overlay_of_a_seated_clip(app):  # noqa: F811
+    st = app.state
+    skel = st.doc.skeleton
+    T, fps = 150, 30.0
+    q = np.tile(skel.rest_q, (T, 1))
+    z = contact_model_for_clip(skel, q[:1]).points(skel, q[:1])[..., 2].min()
+    r = np.clip((np.arange(T) / fps - 1.0) / 0.3, 0.0, 1.0)
+    q[:, skel.dof_index("pelvis_tz")] += 0.3 * (3 * r ** 2 - 2 * r ** 3) - z  # raised, held
+    clip = clip_from_poses(skel, np.arange(T) / fps, q, name="seated", fps=fps,
+                           interpolation="linear")
+    set_doc(st, st.doc.replace(clips=(*st.doc.clips, clip), clip=len(st.doc.clips)))
+    physics_of(st).show = True
+    marks = pm.infeasible_frames(st)
+    # the held stretch (from frame 50) is carried by the inferred seat, holds and foot rests;
+    # only the rise itself (a levitation) is marked
+    assert marks is not None and not marks[50:].any() and marks[33:50].all()
+    sup = physics_of(st).supports
+    assert [s.kind for s in sup.supports] == ["seat", "hold", "hold", "foot_rest", "foot_rest"]
+
+    def markers(t):
+        set_time(st, t)
+        app.frame(DT)
+        sph = build_view(st).overlay_spheres
+        return int(np.all(np.isclose(sph[:, -4:], SUPPORT), axis=1).sum()) if len(sph) else 0
+
+    n_points = sum(len(s.points) for s in sup.supports)
+    assert markers(120 / fps) == n_points  # every support's points at a held frame
+    assert markers(10 / fps) == 0  # standing: no support active
