@@ -136,17 +136,27 @@ def _balance_pins(filt: DynamicsFilter, bal: SoleBalanceOptions, support: np.nda
     if not support.any():
         return {}, W
     cm = filt.contacts
-    poly = filt.polygon(support)
+    near = x[:, 2] - filt.floor < bal.reach  # the points the springs can push through soon
+
+    def hull(areas: np.ndarray) -> np.ndarray:
+        on = areas[cm.point_area]
+        pts = x[on & near, :2] if (on & near).any() else x[on, :2]
+        out = np.empty((len(pts), 2))
+        return out[:_support.hull(np.ascontiguousarray(pts), out)]
+
+    poly = hull(support)
     goal = None
     if stay is not None:
         if stay.any() and not (stay == support).all():
-            poly = filt.polygon(stay)
+            poly = hull(stay)
         pts = np.vstack([filt.polygon(support), landing]) if len(landing) else filt.polygon(support)
         out = np.empty((len(pts), 2))
         goal = out[:_support.hull(np.ascontiguousarray(pts), out)]
     c, cd = momentum_of(filt, q, v)
-    F, p = desired_force(c, cd, c_ref, cd_ref, cdd_ref, poly, filt.floor, g, mass, bal, goal)
-    sel = np.flatnonzero(support[cm.point_area])
+    F, p = desired_force(c, cd, c_ref, cd_ref, cdd_ref, poly, filt.floor, g, mass, bal, goal,
+                         clamp=not (settling and bal.settle_free))
+    on = support[cm.point_area]
+    sel = np.flatnonzero(on & near if (on & near).any() else on)
     areas = np.flatnonzero(support)
     joints = filt.area_joint[areas]
     sole = np.searchsorted(areas, cm.point_area[sel])
@@ -157,7 +167,7 @@ def _balance_pins(filt: DynamicsFilter, bal: SoleBalanceOptions, support: np.nda
     K = sole_stiffness(x[sel] - o, sole, filt.pw[joints] - o, k_s, bal.length)
     Wo = np.concatenate([W[:3] - np.cross(o, W[3:]), W[3:]])
     Wd_o = np.concatenate([[0.0, 0.0, Wo[2]], F])  # the force through p; the free (yaw)
-    if not (bal.vertical or settling):  # moment is left to the tangential springs; the
+    if not bal.vertical:  # moment is left to the tangential springs; the
         # vertical force too while within vertical_band of the COM height law's: an unloaded
         # stance sole (the springs give nothing) is asked down, an overloaded one up
         Wd_o[5] = float(np.clip(Wo[5], (1.0 - bal.vertical_band) * F[2],
@@ -166,7 +176,7 @@ def _balance_pins(filt: DynamicsFilter, bal: SoleBalanceOptions, support: np.nda
     Wd = np.concatenate([Wd_o[:3] + np.cross(o, Wd_o[3:]), Wd_o[3:]])
     for i in range(len(areas)):  # no sole point moves more than max_step
         r = x[sel[sole == i]] - filt.pw[joints[i]]
-        step = np.linalg.norm(dl[i, :3] + np.cross(dl[i, 3:], r), axis=1).max()
+        step = np.linalg.norm(dl[i, :3] + np.cross(dl[i, 3:], r), axis=1).max(initial=0.0)
         if step > bal.max_step:
             dl[i] *= bal.max_step / step
     return {int(a): Pin(int(j), filt.pw[j] + d[:3], small_rotation(d[3:]) @ filt.Rw[j])
@@ -174,7 +184,8 @@ def _balance_pins(filt: DynamicsFilter, bal: SoleBalanceOptions, support: np.nda
 
 
 def _swing_rows(filt: DynamicsFilter, j: int, x_ref: np.ndarray, R_ref: np.ndarray,
-                v_ref: np.ndarray, a_ref: np.ndarray, hz: float) -> tuple[np.ndarray, np.ndarray]:
+                v_ref: np.ndarray, a_ref: np.ndarray, hz: float,
+                max_accel: tuple[float, float] = (np.inf, np.inf)) -> tuple[np.ndarray, np.ndarray]:
     """Task-space rows of a swing foot (after ``filt.terms``): joint ``j`` tracks the input's
     pose ``x_ref, R_ref`` with its velocity and acceleration fed forward, PD at ``hz``
     (critically damped). Returns ``(J (6, n), r̈_ref − J̇ q̇ (6,))``."""
@@ -190,6 +201,13 @@ def _swing_rows(filt: DynamicsFilter, j: int, x_ref: np.ndarray, R_ref: np.ndarr
     kp, kd = wn * wn, 2.0 * wn
     ref_v = a_ref + kp * (x_ref - p) + kd * (v_ref - vp) - ap
     ref_w = kp * _rotvec(R_ref @ filt.Rw[j].T) - kd * w - alpha
+    # a foot far from its target (the body lagging the input) asks no more than max_accel:
+    # the base rows put the reaction of a foot's acceleration into the cheapest joints (the
+    # spine), which whipped at the first step (measured, the Bandai walk)
+    for r, lim in ((ref_v, max_accel[0]), (ref_w, max_accel[1])):
+        nr = float(np.linalg.norm(r))
+        if nr > lim:
+            r *= lim / nr
     return np.vstack([Sv, Sw]), np.concatenate([ref_v, ref_w])
 
 
@@ -359,7 +377,7 @@ def method_b_clip(motion: Motion, options: FilterOptions | None = None,
                 fe[touching, :2] = -k_s * (x[touching, :2] - anchor[touching, :2])
                 We = np.concatenate([np.cross(x, fe).sum(axis=0), fe.sum(axis=0)])
                 pins, Wd = _balance_pins(filt, bal, rflags[t], x, We, q, v, cr, comd_ref[t],
-                                         cdd_ref[t], k_s, mass, g, stay, landing, False)
+                                         cdd_ref[t], k_s, mass, g, stay, landing, t < R)
                 if t < R:  # settling (not written): the body is held by the law's wrench
                     # while the soles come flat and their springs take it over
                     W = Wd + (W - We)
@@ -375,7 +393,8 @@ def method_b_clip(motion: Motion, options: FilterOptions | None = None,
             if step:  # the swing feet land where the input lands them
                 for a in np.flatnonzero(~rflags[t]):
                     Js, rs = _swing_rows(filt, int(filt.area_joint[a]), sw_p[t, a], sw_R[t, a],
-                                         sw_v[t, a], sw_a[t, a], bal.swing_hz)
+                                         sw_v[t, a], sw_a[t, a], bal.swing_hz,
+                                         (bal.swing_accel, 10.0 * bal.swing_accel))
                     Hs += bal.w_swing * (Js.T @ Js)
                     gs += bal.w_swing * (Js.T @ rs)
             cf = sla.cho_factor(Hs, lower=True, check_finite=False)

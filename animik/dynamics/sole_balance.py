@@ -74,6 +74,14 @@ class SoleBalanceOptions:
         vertical_band: without ``vertical``, the springs' vertical force is left alone while
             within this fraction of the COM height law's ``F_z`` (outside it, it is pulled to
             the band's edge: an unloaded stance sole is asked down). ``inf``: never.
+        reach: only the support soles' points less than this above the floor (m) bound the
+            centre of pressure and enter the sole stiffness (``inf``: every point of a
+            support area, as the check's polygon does).
+        swing_accel: a swing foot's reference acceleration is clipped to this (m/s²; its
+            angular one to 10× in rad/s²).
+        settle_free: while method B settles (the first frame held, not written), the law's
+            centre of pressure is not clamped into the support: the held body is brought to
+            the goal ``ref_margin`` inside it even when the clip starts at its edge.
         clearance: a swing foot's target keeps its lowest sole point this far above the
             floor (m).
     """
@@ -97,10 +105,13 @@ class SoleBalanceOptions:
     w_swing: float = 30.0
     clearance: float = 0.005
     vertical_band: float = 0.3
+    reach: float = float("inf")
+    swing_accel: float = 30.0
+    settle_free: bool = False
 
     def checked(self) -> SoleBalanceOptions:
         for name in ("dcm_gain", "com_z_hz", "sole_hz", "w_sole", "ridge", "length",
-                     "max_step", "swing_hz", "w_swing"):
+                     "max_step", "swing_hz", "w_swing", "swing_accel"):
             v = getattr(self, name)
             if not (np.isfinite(v) and v > 0):
                 raise FeasibilityError(f"{name} must be a positive number, got {v!r}")
@@ -131,8 +142,8 @@ def inside(poly: np.ndarray, x: np.ndarray, margin: float) -> np.ndarray:
 
 def desired_force(c: np.ndarray, cd: np.ndarray, c_ref: np.ndarray, cd_ref: np.ndarray,
                   cdd_ref: np.ndarray, poly: np.ndarray, floor: float, g: float, mass: float,
-                  o: SoleBalanceOptions, goal_poly: np.ndarray | None = None
-                  ) -> tuple[np.ndarray, np.ndarray]:
+                  o: SoleBalanceOptions, goal_poly: np.ndarray | None = None,
+                  clamp: bool = True) -> tuple[np.ndarray, np.ndarray]:
     """Step 1: the wanted floor force ``(3,)`` N through the COM and its centre of pressure
     ``(2,)`` m, from the COM state ``c, cd`` and the input's ``c_ref, cd_ref, cdd_ref``.
 
@@ -141,7 +152,9 @@ def desired_force(c: np.ndarray, cd: np.ndarray, c_ref: np.ndarray, cd_ref: np.n
     the present support and the input's next footprints, so that a walk's capture point may
     run ahead of the stance sole toward the next one. With ``feedforward`` the input's own LIP
     centre of pressure ``p_ref = c_ref − c̈_ref/ω²`` is added; only the sum is clamped:
-    ``ξ̇ − ξ̇_ref = −k (ξ − ξ_ref)`` while ``p`` is inside."""
+    ``ξ̇ − ξ̇_ref = −k (ξ − ξ_ref)`` while ``p`` is inside. ``clamp=False`` leaves ``p`` where
+    the law puts it (method B's settling, which is not written, brings a body that starts at
+    the edge of its support -- a walk's first frame -- to its goal that way)."""
     h = max(c[2] - floor, 0.05)
     w = np.sqrt(g / h)
     xi = c[:2] + cd[:2] / w
@@ -154,9 +167,11 @@ def desired_force(c: np.ndarray, cd: np.ndarray, c_ref: np.ndarray, cd_ref: np.n
             p_ref = inside(poly, p_ref, o.margin)
         else:  # the goal was moved: the feed-forward moves with it (ξ_ref − p_ref kept)
             p_ref = p_ref + (xi_ref - xi_raw)
-        p = inside(poly, p_ref + (1.0 + o.dcm_gain / w) * (xi - xi_ref), o.margin)
+        p = p_ref + (1.0 + o.dcm_gain / w) * (xi - xi_ref)
     else:
-        p = inside(poly, xi + (o.dcm_gain / w) * (xi - xi_ref), o.margin)
+        p = xi + (o.dcm_gain / w) * (xi - xi_ref)
+    if clamp:
+        p = inside(poly, p, o.margin)
     wz = 2.0 * np.pi * o.com_z_hz
     zdd = cdd_ref[2] + wz * wz * (c_ref[2] - c[2]) + 2.0 * wz * (cd_ref[2] - cd[2])
     fz = mass * (g + float(np.clip(zdd, -0.5 * g, 0.5 * g)))
