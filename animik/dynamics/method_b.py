@@ -20,6 +20,10 @@ Reconstruction (the seed's formulas were images; docs/dynamics.md section 5c):
     its springs to give a capture-point law's wrench -- the only way the motion can move the
     centre of pressure, since the base rows fix the momentum rate to the springs' wrench;
     without it (``SoleBalanceOptions(enabled=False)``) the soles are pinned where they land;
+    with the step-aware law (``step``, the default) the goal may run to the input's next
+    footprints, the weight leaves a sole before the input lifts it, and the feet the input
+    has off the floor track its feet in task space (:func:`_swing_rows`), released into the
+    balance law's sole pins at touch-down;
 (e) solved together with the joint references ``q̈_ref`` (the input clip, PD-tracked): a
     least-squares problem in ``q̈`` with the six base rows (a)-(c) as equalities -- these rows
     are exactly the ``A_w q̈ + b = W_C`` of method A with ``W_C`` the springs' wrench, so the
