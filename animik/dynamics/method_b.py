@@ -20,6 +20,10 @@ Reconstruction (the seed's formulas were images; docs/dynamics.md section 5c):
     its springs to give a capture-point law's wrench -- the only way the motion can move the
     centre of pressure, since the base rows fix the momentum rate to the springs' wrench;
     without it (``SoleBalanceOptions(enabled=False)``) the soles are pinned where they land;
+    with the step-aware law (``step``, the default) the goal may run to the input's next
+    footprints, the weight leaves a sole before the input lifts it, and the feet the input
+    has off the floor track its feet in task space (:func:`_swing_rows`), released into the
+    balance law's sole pins at touch-down;
 (e) solved together with the joint references ``q̈_ref`` (the input clip, PD-tracked): a
     least-squares problem in ``q̈`` with the six base rows (a)-(c) as equalities -- these rows
     are exactly the ``A_w q̈ + b = W_C`` of method A with ``W_C`` the springs' wrench, so the
@@ -40,7 +44,9 @@ from dataclasses import dataclass, replace
 import numpy as np
 import scipy.linalg as sla
 
+from ..kinematics import forward_kinematics
 from ..motion import Motion
+from . import _support
 from .clip import check_clip, clip_states, detect_clip_contacts
 from .contacts import contact_model_for_clip
 from .correct import CorrectionResult
@@ -50,6 +56,7 @@ from .filter import (
     FilterOptions,
     Pin,
     _constrain,
+    _rotvec,
     _support_gaps,
     momentum_of,
 )
@@ -120,33 +127,102 @@ def base_inverse_inertia(filt: DynamicsFilter, q: np.ndarray, joints, points,
 def _balance_pins(filt: DynamicsFilter, bal: SoleBalanceOptions, support: np.ndarray,
                   x: np.ndarray, W: np.ndarray, q: np.ndarray,
                   v: np.ndarray, c_ref: np.ndarray, cd_ref: np.ndarray, cdd_ref: np.ndarray,
-                  k_s: float, mass: float, g: float) -> dict[int, Pin]:
+                  k_s: float, mass: float, g: float, stay: np.ndarray | None = None,
+                  landing: np.ndarray | None = None, settling: bool = False
+                  ) -> tuple[dict[int, Pin], np.ndarray]:
     """The sole pins of the balance law (after ``filt.terms``): the support areas' joints
-    moved so that their springs give the capture-point law's force (module sole_balance)."""
+    moved so that their springs give the capture-point law's force (module sole_balance).
+
+    Step-aware (``stay``, ``landing`` given): the centre of pressure is kept on the ``stay``
+    areas (those the input keeps down over the next ``lift_lead``) and the goal is clamped
+    into the hull of the support and the ``landing`` points ``(k, 2)`` (the input's next
+    footprints)."""
     if not support.any():
         return {}, W
     cm = filt.contacts
-    poly = filt.polygon(support)
+    near = x[:, 2] - filt.floor < bal.reach  # the points the springs can push through soon
+
+    def hull(areas: np.ndarray) -> np.ndarray:
+        on = areas[cm.point_area]
+        pts = x[on & near, :2] if (on & near).any() else x[on, :2]
+        out = np.empty((len(pts), 2))
+        return out[:_support.hull(np.ascontiguousarray(pts), out)]
+
+    poly = hull(support)
+    goal = None
+    if stay is not None:
+        if stay.any() and not (stay == support).all():
+            poly = hull(stay)
+        pts = np.vstack([filt.polygon(support), landing]) if len(landing) else filt.polygon(support)
+        out = np.empty((len(pts), 2))
+        goal = out[:_support.hull(np.ascontiguousarray(pts), out)]
     c, cd = momentum_of(filt, q, v)
-    F, p = desired_force(c, cd, c_ref, cd_ref, cdd_ref, poly, filt.floor, g, mass, bal)
-    sel = np.flatnonzero(support[cm.point_area])
+    F, p = desired_force(c, cd, c_ref, cd_ref, cdd_ref, poly, filt.floor, g, mass, bal, goal,
+                         clamp=not (settling and bal.settle_free))
+    on = support[cm.point_area]
+    sel = np.flatnonzero(on & near if (on & near).any() else on)
     areas = np.flatnonzero(support)
     joints = filt.area_joint[areas]
     sole = np.searchsorted(areas, cm.point_area[sel])
-    K = sole_stiffness(x[sel], sole, filt.pw[joints], k_s, bal.length)
-    Wd = np.concatenate([np.cross([p[0], p[1], filt.floor], F), F])
-    Wd[2] = W[2]  # the free (yaw) moment is left to the tangential springs
-    if not bal.vertical:
-        Wd[5] = W[5]
-        Wd[:2] = np.cross([p[0], p[1], filt.floor], [F[0], F[1], W[5]])[:2]
-    dl = sole_displacements(K, Wd - W, bal.length, bal.ridge)
+    # All moments about o, the wanted centre of pressure on the floor: about the world origin
+    # (a walk 4 m from it) the yaw row mixed in 4 m × (the force error) and the solve twisted
+    # the soles against their tangential springs (measured: the spine spun off, 3 rad).
+    o = np.array([p[0], p[1], filt.floor])
+    K = sole_stiffness(x[sel] - o, sole, filt.pw[joints] - o, k_s, bal.length)
+    Wo = np.concatenate([W[:3] - np.cross(o, W[3:]), W[3:]])
+    Wd_o = np.concatenate([[0.0, 0.0, Wo[2]], F])  # the force through p; the free (yaw)
+    if not bal.vertical:  # moment is left to the tangential springs; the
+        # vertical force too while within vertical_band of the COM height law's: an unloaded
+        # stance sole (the springs give nothing) is asked down, an overloaded one up
+        Wd_o[5] = float(np.clip(Wo[5], (1.0 - bal.vertical_band) * F[2],
+                                (1.0 + bal.vertical_band) * F[2]))
+    dl = sole_displacements(K, Wd_o - Wo, bal.length, bal.ridge)
+    Wd = np.concatenate([Wd_o[:3] + np.cross(o, Wd_o[3:]), Wd_o[3:]])
     for i in range(len(areas)):  # no sole point moves more than max_step
         r = x[sel[sole == i]] - filt.pw[joints[i]]
-        step = np.linalg.norm(dl[i, :3] + np.cross(dl[i, 3:], r), axis=1).max()
+        step = np.linalg.norm(dl[i, :3] + np.cross(dl[i, 3:], r), axis=1).max(initial=0.0)
         if step > bal.max_step:
             dl[i] *= bal.max_step / step
     return {int(a): Pin(int(j), filt.pw[j] + d[:3], small_rotation(d[3:]) @ filt.Rw[j])
             for a, j, d in zip(areas, joints, dl, strict=True)}, Wd
+
+
+def _swing_rows(filt: DynamicsFilter, j: int, x_ref: np.ndarray, R_ref: np.ndarray,
+                v_ref: np.ndarray, a_ref: np.ndarray, hz: float,
+                max_accel: tuple[float, float] = (np.inf, np.inf)) -> tuple[np.ndarray, np.ndarray]:
+    """Task-space rows of a swing foot (after ``filt.terms``): joint ``j`` tracks the input's
+    pose ``x_ref, R_ref`` with its velocity and acceleration fed forward, PD at ``hz``
+    (critically damped). Returns ``(J (6, n), r̈_ref − J̇ q̇ (6,))``."""
+    p = filt.pw[j]
+    mask = filt.chain[j]
+    Sw = filt.S[:, :3].T * mask
+    Sv = (filt.S[:, 3:] + np.cross(filt.S[:, :3], p)).T * mask
+    w = filt.V[j, :3]
+    vp = filt.V[j, 3:] + np.cross(w, p)
+    alpha = filt.A0[j, :3]
+    ap = filt.A0[j, 3:] + np.cross(alpha, p) + np.cross(w, vp)
+    wn = 2.0 * np.pi * hz
+    kp, kd = wn * wn, 2.0 * wn
+    ref_v = a_ref + kp * (x_ref - p) + kd * (v_ref - vp) - ap
+    ref_w = kp * _rotvec(R_ref @ filt.Rw[j].T) - kd * w - alpha
+    # a foot far from its target (the body lagging the input) asks no more than max_accel:
+    # the base rows put the reaction of a foot's acceleration into the cheapest joints (the
+    # spine), which whipped at the first step (measured, the Bandai walk)
+    for r, lim in ((ref_v, max_accel[0]), (ref_w, max_accel[1])):
+        nr = float(np.linalg.norm(r))
+        if nr > lim:
+            r *= lim / nr
+    return np.vstack([Sv, Sw]), np.concatenate([ref_v, ref_w])
+
+
+def _schedule(rflags: np.ndarray) -> np.ndarray:
+    """``(T, A)``: the first frame ``>= t`` at which area ``a`` is in contact (-1: never)."""
+    nxt = np.full(rflags.shape[1], -1, dtype=np.int64)
+    out = np.empty(rflags.shape, dtype=np.int64)
+    for t in range(len(rflags) - 1, -1, -1):
+        nxt[rflags[t]] = t
+        out[t] = nxt
+    return out
 
 
 def method_b_clip(motion: Motion, options: FilterOptions | None = None,
@@ -216,9 +292,14 @@ def method_b_clip(motion: Motion, options: FilterOptions | None = None,
     zs = filt.pw[cm.point_joint, 2] + np.einsum("pb,pb->p", filt.Rw[cm.point_joint, 2],
                                                  cm.point_local)
     lift = float(zs.min()) - floor + sp_.static_sink
-    kz = base[int(np.argmax(np.abs(filt.S[base, 5])))]  # the root DoF that moves up
-    if abs(filt.S[kz, 5]) > 0.5 and (filt.S[kz, :3] == 0).all():
-        q[kz] -= lift / filt.S[kz, 5]
+    # the root's translation DoF that moves up: among the translations only (a rotation's
+    # linear part p × w is large far from the origin -- a walk 4 m away picked a rotation
+    # and the body started 4 cm above its springs, in free fall)
+    trans = base[(filt.S[base, :3] == 0).all(axis=1)]
+    if len(trans):
+        kz = trans[int(np.argmax(np.abs(filt.S[trans, 5])))]
+        if abs(filt.S[kz, 5]) > 0.5:
+            q[kz] -= lift / filt.S[kz, 5]
     out = np.empty((T, n))
     anchor = np.full((P, 3), np.nan)  # (c) tangential spring anchors
     pins: dict[int, Pin] = {}
@@ -230,9 +311,33 @@ def method_b_clip(motion: Motion, options: FilterOptions | None = None,
         z_off = 0.0
     else:
         w_pin = sp_.w_pin
+    step = bal.enabled and bal.step
+    if step:  # the input's contact schedule: where its feet go and when they land / lift
+        ref_pts = cm.points(skel, rq)
+        fk = forward_kinematics(skel, rq)
+        sw_p = fk.joint_positions[:, filt.area_joint].copy()
+        # a swing foot never aims into the floor: the input's swing feet scrape it (a foot
+        # tracked there hits the springs at swing speed -- measured: 2.6 mg, the body bounced)
+        low = np.stack([ref_pts[:, cm.point_area == a, 2].min(axis=1)
+                        for a in range(cm.n_areas)], axis=1)
+        sw_p[..., 2] += np.maximum(floor + bal.clearance - low, 0.0)
+        ref_pts = ref_pts[..., :2]
+        sw_R = fk.joint_rotations[:, filt.area_joint]
+        sw_v = np.gradient(sw_p, 1.0 / motion.fps, axis=0)
+        sw_a = np.gradient(sw_v, 1.0 / motion.fps, axis=0)
+        next_on = _schedule(rflags)
+        n_prev = int(round(bal.preview * motion.fps))
+        n_lift = int(round(bal.lift_lead * motion.fps))
+    stay = landing = None
     for t in range(R + T):
         if t >= R:
             out[t - R] = q
+        if step:
+            sup = rflags[t]
+            stay = sup & rflags[t:t + n_lift + 1].all(axis=0)
+            soon = np.flatnonzero(~sup & (next_on[t] >= 0) & (next_on[t] - t <= n_prev))
+            landing = (np.vstack([ref_pts[next_on[t, a], cm.point_area == a] for a in soon])
+                       if len(soon) else np.zeros((0, 2)))
         for _ in range(sp_.substeps):
             filt.terms(q, v)
             # (d) pinned links: the input's contact feet, where they land
@@ -276,7 +381,7 @@ def method_b_clip(motion: Motion, options: FilterOptions | None = None,
                 fe[touching, :2] = -k_s * (x[touching, :2] - anchor[touching, :2])
                 We = np.concatenate([np.cross(x, fe).sum(axis=0), fe.sum(axis=0)])
                 pins, Wd = _balance_pins(filt, bal, rflags[t], x, We, q, v, cr, comd_ref[t],
-                                         cdd_ref[t], k_s, mass, g)
+                                         cdd_ref[t], k_s, mass, g, stay, landing, t < R)
                 if t < R:  # settling (not written): the body is held by the law's wrench
                     # while the soles come flat and their springs take it over
                     W = Wd + (W - We)
@@ -289,6 +394,13 @@ def method_b_clip(motion: Motion, options: FilterOptions | None = None,
                 Jp, r, _ = filt.pin_rows(pin)
                 Hs += w_pin * (Jp.T @ Jp)
                 gs += w_pin * (Jp.T @ r)
+            if step:  # the swing feet land where the input lands them
+                for a in np.flatnonzero(~rflags[t]):
+                    Js, rs = _swing_rows(filt, int(filt.area_joint[a]), sw_p[t, a], sw_R[t, a],
+                                         sw_v[t, a], sw_a[t, a], bal.swing_hz,
+                                         (bal.swing_accel, 10.0 * bal.swing_accel))
+                    Hs += bal.w_swing * (Js.T @ Js)
+                    gs += bal.w_swing * (Js.T @ rs)
             cf = sla.cho_factor(Hs, lower=True, check_finite=False)
             qdd = sla.cho_solve(cf, gs, check_finite=False)
             qdd = _constrain(cf, qdd, filt.Aw, W - filt.bias)  # (a)-(b): base rows with f_C
@@ -296,9 +408,11 @@ def method_b_clip(motion: Motion, options: FilterOptions | None = None,
             q = q + dt * v
             dev = np.abs(q - rq[t]).max()
             if not (np.isfinite(qdd).all() and dev < sp_.max_deviation):
+                worst = skel.dof_names[int(np.argmax(np.abs(q - rq[t])))]
                 raise FilterDivergedError(
-                    f"method B diverged at frame {max(t - R, 0)} of {T}: the simulated body is "
-                    f"{dev:.3g} (rad or m) away from the input (limit max_deviation = "
+                    f"method B diverged at frame {max(t - R, 0)} of {T}"
+                    f"{' (while settling)' if t < R else ''}: the simulated body is "
+                    f"{dev:.3g} (rad or m) away from the input at {worst!r} (limit max_deviation = "
                     f"{sp_.max_deviation}); the springs cannot hold it (docs/dynamics.md 5c)")
     result = Motion(skel, out, motion.fps, dict(motion.meta))
     seconds = time.perf_counter() - t0

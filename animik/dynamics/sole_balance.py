@@ -60,6 +60,30 @@ class SoleBalanceOptions:
         length: the sole scale (m) that makes moments comparable with forces.
         max_step: a sole target moves no point of the sole further than this (m): a heel far
             above the floor comes down at ~``2π sole_hz max_step`` m/s instead of at once.
+        step: the step-aware law (docs/dynamics.md 5c): the goal ``ξ_ref`` is clamped into the
+            hull of the present support and the input's **next** footprints (those landing
+            within ``preview``), not into the present support alone; the centre of pressure
+            leaves a sole ``lift_lead`` before the input lifts it; the swing feet track the
+            input's feet in task space (``swing_hz``, ``w_swing``) so that they land where
+            the input lands them. Off: the previous law (the goal in the present support).
+        preview: how far ahead (s) a landing footprint joins the goal's polygon.
+        lift_lead: how long (s) before the input lifts a sole the centre of pressure is kept
+            off it (on the soles that stay down).
+        swing_hz: natural frequency of the swing feet's task-space PD (Hz).
+        w_swing: weight of the swing feet's rows (m/s²) against the joint references.
+        vertical_band: without ``vertical``, the springs' vertical force is left alone while
+            within this fraction of the COM height law's ``F_z`` (outside it, it is pulled to
+            the band's edge: an unloaded stance sole is asked down). ``inf``: never.
+        reach: only the support soles' points less than this above the floor (m) bound the
+            centre of pressure and enter the sole stiffness (``inf``: every point of a
+            support area, as the check's polygon does).
+        swing_accel: a swing foot's reference acceleration is clipped to this (m/s²; its
+            angular one to 10× in rad/s²).
+        settle_free: while method B settles (the first frame held, not written), the law's
+            centre of pressure is not clamped into the support: the held body is brought to
+            the goal ``ref_margin`` inside it even when the clip starts at its edge.
+        clearance: a swing foot's target keeps its lowest sole point this far above the
+            floor (m).
     """
 
     enabled: bool = True
@@ -74,14 +98,25 @@ class SoleBalanceOptions:
     vertical: bool = False
     ref_margin: float = 0.03
     feedforward: bool = False
+    step: bool = True
+    preview: float = 0.6
+    lift_lead: float = 0.1
+    swing_hz: float = 8.0
+    w_swing: float = 30.0
+    clearance: float = 0.005
+    vertical_band: float = 0.3
+    reach: float = float("inf")
+    swing_accel: float = 30.0
+    settle_free: bool = False
 
     def checked(self) -> SoleBalanceOptions:
         for name in ("dcm_gain", "com_z_hz", "sole_hz", "w_sole", "ridge", "length",
-                     "max_step"):
+                     "max_step", "swing_hz", "w_swing", "swing_accel"):
             v = getattr(self, name)
             if not (np.isfinite(v) and v > 0):
                 raise FeasibilityError(f"{name} must be a positive number, got {v!r}")
-        for name in ("margin", "ref_margin"):
+        for name in ("margin", "ref_margin", "preview", "lift_lead", "clearance",
+                     "vertical_band"):
             v = getattr(self, name)
             if not (np.isfinite(v) and v >= 0):
                 raise FeasibilityError(f"{name} must be >= 0 m, got {v!r}")
@@ -107,18 +142,36 @@ def inside(poly: np.ndarray, x: np.ndarray, margin: float) -> np.ndarray:
 
 def desired_force(c: np.ndarray, cd: np.ndarray, c_ref: np.ndarray, cd_ref: np.ndarray,
                   cdd_ref: np.ndarray, poly: np.ndarray, floor: float, g: float, mass: float,
-                  o: SoleBalanceOptions) -> tuple[np.ndarray, np.ndarray]:
+                  o: SoleBalanceOptions, goal_poly: np.ndarray | None = None,
+                  clamp: bool = True) -> tuple[np.ndarray, np.ndarray]:
     """Step 1: the wanted floor force ``(3,)`` N through the COM and its centre of pressure
-    ``(2,)`` m, from the COM state ``c, cd`` and the input's ``c_ref, cd_ref, cdd_ref``."""
+    ``(2,)`` m, from the COM state ``c, cd`` and the input's ``c_ref, cd_ref, cdd_ref``.
+
+    ``poly`` ``(k, 2)`` is where the centre of pressure may go; ``goal_poly`` (default
+    ``poly``) is where the goal ``ξ_ref`` is clamped -- with the step-aware law, the hull of
+    the present support and the input's next footprints, so that a walk's capture point may
+    run ahead of the stance sole toward the next one. With ``feedforward`` the input's own LIP
+    centre of pressure ``p_ref = c_ref − c̈_ref/ω²`` is added; only the sum is clamped:
+    ``ξ̇ − ξ̇_ref = −k (ξ − ξ_ref)`` while ``p`` is inside. ``clamp=False`` leaves ``p`` where
+    the law puts it (method B's settling, which is not written, brings a body that starts at
+    the edge of its support -- a walk's first frame -- to its goal that way)."""
     h = max(c[2] - floor, 0.05)
     w = np.sqrt(g / h)
     xi = c[:2] + cd[:2] / w
-    xi_ref = inside(poly, c_ref[:2] + cd_ref[:2] / w, o.ref_margin)
+    gp = poly if goal_poly is None else goal_poly
+    xi_raw = c_ref[:2] + cd_ref[:2] / w
+    xi_ref = inside(gp, xi_raw, o.ref_margin)
     if o.feedforward:
-        p_ref = inside(poly, c_ref[:2] - cdd_ref[:2] / (w * w), o.margin)
-        p = inside(poly, p_ref + (1.0 + o.dcm_gain / w) * (xi - xi_ref), o.margin)
+        p_ref = c_ref[:2] - cdd_ref[:2] / (w * w)
+        if goal_poly is None:  # the previous law: its feed-forward is clamped too
+            p_ref = inside(poly, p_ref, o.margin)
+        else:  # the goal was moved: the feed-forward moves with it (ξ_ref − p_ref kept)
+            p_ref = p_ref + (xi_ref - xi_raw)
+        p = p_ref + (1.0 + o.dcm_gain / w) * (xi - xi_ref)
     else:
-        p = inside(poly, xi + (o.dcm_gain / w) * (xi - xi_ref), o.margin)
+        p = xi + (o.dcm_gain / w) * (xi - xi_ref)
+    if clamp:
+        p = inside(poly, p, o.margin)
     wz = 2.0 * np.pi * o.com_z_hz
     zdd = cdd_ref[2] + wz * wz * (c_ref[2] - c[2]) + 2.0 * wz * (cd_ref[2] - cd[2])
     fz = mass * (g + float(np.clip(zdd, -0.5 * g, 0.5 * g)))
