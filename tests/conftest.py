@@ -93,3 +93,17 @@ def reference_fk(skel, q):
         t[:3, 3] = skel.site_offsets[s]
         sites.append(world[skel.site_joint[s]] @ t)
     return np.array(world), np.array(sites)
+
+
+def seated_clip(skel, T=150, fps=30.0, up=0.3, at=1.0):
+    """A body95-like clip standing on the floor for ``at`` s, then the whole still figure raised
+    ``up`` m over 0.3 s (held on a seat): the off-floor detection's and the supports' case."""
+    from animik.dynamics.contacts import contact_model_for_clip
+    from animik.motion import Motion
+
+    q = np.tile(skel.rest_q, (T, 1))
+    z = contact_model_for_clip(skel, q[:1]).points(skel, q[:1])[..., 2].min()
+    q[:, skel.dof_index("pelvis_tz")] -= z
+    r = np.clip((np.arange(T) / fps - at) / 0.3, 0.0, 1.0)
+    q[:, skel.dof_index("pelvis_tz")] += up * (3 * r ** 2 - 2 * r ** 3)
+    return Motion(skel, q, fps)

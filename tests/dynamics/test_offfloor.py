@@ -4,36 +4,24 @@ from __future__ import annotations
 
 import json
 
-import numpy as np
-from conftest import SHARED_BVH, needs_shared
+from conftest import SHARED_BVH, needs_shared, seated_clip
 
 import animik
 from animik.cli import main
-from animik.dynamics.contacts import contact_model_for_clip
 from animik.dynamics.offfloor import held_off_floor
 from animik.io.bvh_compat import write_bvh_compatible
 from animik.motion import Motion
 
 
-def _seated(skel, T=150, fps=30.0, up=0.3, at=1.0):
-    """Standing for ``at`` s, then the whole still figure raised ``up`` m (held on a seat)."""
-    q = np.tile(skel.rest_q, (T, 1))
-    z = contact_model_for_clip(skel, q[:1]).points(skel, q[:1])[..., 2].min()
-    q[:, skel.dof_index("pelvis_tz")] -= z
-    r = np.clip((np.arange(T) / fps - at) / 0.3, 0.0, 1.0)
-    q[:, skel.dof_index("pelvis_tz")] += up * (3 * r ** 2 - 2 * r ** 3)
-    return Motion(skel, q, fps)
-
-
 def test_a_still_body_with_no_foot_near_the_floor_is_held_by_something_else():
     skel = animik.load_rig("body95")
-    m = _seated(skel)
+    m = seated_clip(skel)
     (a, b), = held_off_floor(m)
     assert 40 <= a <= 60 and b == 150  # from the rise (1.0-1.3 s) plus half the 1 s window
-    standing = _seated(skel, up=0.0)
+    standing = seated_clip(skel, up=0.0)
     assert held_off_floor(standing) == []
     # a short hop (under a second off the floor) is not a seat
-    hop = _seated(skel, T=60, at=1.0)
+    hop = seated_clip(skel, T=60, at=1.0)
     q = hop.q.copy()
     q[45:, skel.dof_index("pelvis_tz")] = q[0, skel.dof_index("pelvis_tz")]
     assert held_off_floor(Motion(skel, q, 30.0)) == []
@@ -42,7 +30,7 @@ def test_a_still_body_with_no_foot_near_the_floor_is_held_by_something_else():
 def test_filter_with_the_floor_only_refuses_a_seated_clip_and_says_why(tmp_path, capsys):
     skel = animik.load_rig("body95")
     clip, out, rep = tmp_path / "seated.bvh", tmp_path / "o.bvh", tmp_path / "o.json"
-    write_bvh_compatible(_seated(skel), clip)
+    write_bvh_compatible(seated_clip(skel), clip)
     rc = main(["filter", str(clip), "-o", str(out), "--model", "body95", "--plant",
                "--supports", "floor", "--json", str(rep)])
     assert rc == 5 and not out.exists()

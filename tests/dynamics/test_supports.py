@@ -10,7 +10,7 @@ import json
 
 import numpy as np
 import pytest
-from conftest import SHARED_BVH, needs_shared
+from conftest import SHARED_BVH, needs_shared, seated_clip
 
 import animik
 from animik.cli import main
@@ -112,19 +112,9 @@ def test_hand_computed_seat_holds_and_tilted_seat():
     assert _one(-w, com, weight, (seat, up, np.full(4, 0.7)))[0] == pytest.approx(1.0)
 
 
-def _seated(skel, T=150, fps=30.0, up=0.3, at=1.0):
-    """Standing for ``at`` s, then the whole still figure raised ``up`` m (held on a seat)."""
-    q = np.tile(skel.rest_q, (T, 1))
-    z = contact_model_for_clip(skel, q[:1]).points(skel, q[:1])[..., 2].min()
-    q[:, skel.dof_index("pelvis_tz")] -= z
-    r = np.clip((np.arange(T) / fps - at) / 0.3, 0.0, 1.0)
-    q[:, skel.dof_index("pelvis_tz")] += up * (3 * r ** 2 - 2 * r ** 3)
-    return Motion(skel, q, fps)
-
-
 def test_inferred_supports_carry_a_seated_body_and_leave_other_frames_bit_for_bit():
     skel = animik.load_rig("body95")
-    m = _seated(skel)
+    m = seated_clip(skel)
     sup = infer_supports(m)
     kinds = {s.name: s.kind for s in sup.supports}
     assert kinds == {"seat": "seat", "l_hand_hold": "hold", "r_hand_hold": "hold",
@@ -152,7 +142,7 @@ def test_inferred_supports_carry_a_seated_body_and_leave_other_frames_bit_for_bi
 
 def test_smoothing_removes_a_capture_spike_on_supported_frames_only():
     skel = animik.load_rig("body95")
-    m = _seated(skel, T=180)
+    m = seated_clip(skel, T=180)
     q = m.q.copy()
     q[120:122, skel.dof_index("pelvis_tx")] += 0.1  # a two-frame marker jump while seated
     spiky = Motion(skel, q, m.fps)
@@ -171,7 +161,7 @@ def test_smoothing_removes_a_capture_spike_on_supported_frames_only():
 def test_filter_writes_a_seated_clip_with_its_supports_and_the_check_agrees(tmp_path, capsys):
     skel = animik.load_rig("body95")
     clip, out, rep = tmp_path / "seated.bvh", tmp_path / "o.bvh", tmp_path / "o.json"
-    m = _seated(skel)
+    m = seated_clip(skel)
     write_bvh_compatible(m, clip)
     # auto: the supports cover the held stretch (from 50); the rise (33-49) levitates
     assert main(["feasibility", str(clip), "--model", "body95", "--every", "0",
@@ -211,7 +201,7 @@ def test_filter_writes_a_seated_clip_with_its_supports_and_the_check_agrees(tmp_
     assert main(["filter", str(clip), "-o", str(out), "--model", "body95",
                  "--supports", "floor"]) == 5
     stand = tmp_path / "stand.bvh"
-    write_bvh_compatible(_seated(skel, up=0.0), stand)
+    write_bvh_compatible(seated_clip(skel, up=0.0), stand)
     assert main(["filter", str(stand), "-o", str(out), "--model", "body95"]) == 0
     assert not side.exists()
 
@@ -240,7 +230,7 @@ def test_bad_supports_name_the_key(tmp_path, capsys, bad, key):
     with pytest.raises(SupportError, match=key.replace("[", r"\[").replace("]", r"\]")):
         supports_from_dict({"supports": [bad]}, skel, 0.7, n_frames=150)
     clip, f = tmp_path / "seated.bvh", tmp_path / "bad.json"
-    write_bvh_compatible(_seated(skel), clip)
+    write_bvh_compatible(seated_clip(skel), clip)
     f.write_text(json.dumps({"supports": [bad]}))
     assert main(["feasibility", str(clip), "--model", "body95", "--supports", str(f)]) == 3
     assert key.split(".")[-1].split("[")[0] in capsys.readouterr().err
@@ -249,7 +239,7 @@ def test_bad_supports_name_the_key(tmp_path, capsys, bad, key):
 def test_supports_file_errors_are_usage_or_os(tmp_path):
     skel = animik.load_rig("body95")
     clip = tmp_path / "seated.bvh"
-    write_bvh_compatible(_seated(skel), clip)
+    write_bvh_compatible(seated_clip(skel), clip)
     assert main(["feasibility", str(clip), "--model", "body95",
                  "--supports", str(tmp_path / "missing.json")]) == 4
     (tmp_path / "x.json").write_text("{not json")
