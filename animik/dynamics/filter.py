@@ -213,10 +213,11 @@ class DynamicsFilter:
                    self.S, self.IC, self.M)
         return self.M
 
-    def pin_rows(self, pin: Pin) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-        """Jacobian rows, bias ``Jdot qd`` and current error-free velocity of a pin (after
-        :meth:`terms`). Returns ``(J (r, n), bias (r,), (pos err, vel) ...)``."""
-        j = pin.joint
+    def link_motion(self, j: int) -> tuple[np.ndarray, ...]:
+        """Joint ``j``'s origin in world axes (after :meth:`terms`): its Jacobian rows
+        ``Sv (3, n)`` (linear) and ``Sw (3, n)`` (angular), its velocity ``vp``, angular
+        velocity ``w``, and the accelerations at ``qdd = 0`` (``ap``, ``alpha``: ``J̇ q̇``).
+        Returns ``(p, Sv, Sw, vp, w, ap, alpha)``."""
         p = self.pw[j]
         mask = self.chain[j]
         Sw = self.S[:, :3].T * mask
@@ -225,6 +226,13 @@ class DynamicsFilter:
         vp = self.V[j, 3:] + np.cross(w, p)
         alpha = self.A0[j, :3]
         ap = self.A0[j, 3:] + np.cross(alpha, p) + np.cross(w, vp)
+        return p, Sv, Sw, vp, w, ap, alpha
+
+    def pin_rows(self, pin: Pin) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """Jacobian rows, bias ``Jdot qd`` and current error-free velocity of a pin (after
+        :meth:`terms`). Returns ``(J (r, n), bias (r,), (pos err, vel) ...)``."""
+        j = pin.joint
+        p, Sv, Sw, vp, w, ap, alpha = self.link_motion(j)
         wn = 2.0 * np.pi * self.opt.pin_hz
         kp, kd = wn * wn, 2.0 * wn
         ref_v = kp * (pin.position - p) - kd * vp - ap

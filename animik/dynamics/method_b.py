@@ -193,14 +193,7 @@ def _swing_rows(filt: DynamicsFilter, j: int, x_ref: np.ndarray, R_ref: np.ndarr
     """Task-space rows of a swing foot (after ``filt.terms``): joint ``j`` tracks the input's
     pose ``x_ref, R_ref`` with its velocity and acceleration fed forward, PD at ``hz``
     (critically damped). Returns ``(J (6, n), r̈_ref − J̇ q̇ (6,))``."""
-    p = filt.pw[j]
-    mask = filt.chain[j]
-    Sw = filt.S[:, :3].T * mask
-    Sv = (filt.S[:, 3:] + np.cross(filt.S[:, :3], p)).T * mask
-    w = filt.V[j, :3]
-    vp = filt.V[j, 3:] + np.cross(w, p)
-    alpha = filt.A0[j, :3]
-    ap = filt.A0[j, 3:] + np.cross(alpha, p) + np.cross(w, vp)
+    p, Sv, Sw, vp, w, ap, alpha = filt.link_motion(j)
     wn = 2.0 * np.pi * hz
     kp, kd = wn * wn, 2.0 * wn
     ref_v = a_ref + kp * (x_ref - p) + kd * (v_ref - vp) - ap
