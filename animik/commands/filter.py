@@ -127,6 +127,11 @@ def run(args: argparse.Namespace) -> int:
     if args.rig and args.model:
         print("animik filter: error: --rig and --model exclude each other", file=sys.stderr)
         return EXIT_USAGE
+    if args.method == "B" and args.supports not in ("auto", "floor"):
+        # method B simulates on floor springs only: a supports file would be silently ignored
+        print("animik filter: error: --supports FILE works with method A only (method B "
+              "simulates on the floor's springs)", file=sys.stderr)
+        return EXIT_USAGE
     motion = read_bvh(args.clip)
     if args.rig:
         motion = retarget(motion, load_rig(args.rig))

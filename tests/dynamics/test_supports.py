@@ -246,6 +246,10 @@ def test_supports_file_errors_are_usage_or_os(tmp_path):
     assert main(["feasibility", str(clip), "--model", "body95",
                  "--supports", str(tmp_path / "x.json")]) == 3
     assert main(["feasibility", str(clip), "--model", "body95", "--supports", "sometimes"]) == 3
+    out = tmp_path / "out.bvh"
+    assert main(["filter", str(clip), "-o", str(out), "--model", "body95", "--method", "B",
+                 "--supports", str(tmp_path / "x.json")]) == 2  # method B: floor springs only
+    assert not out.exists()
     with pytest.raises(SupportError, match="unique"):
         s = {"name": "s", "kind": "seat", "joint": "world", "points": [[0, 0, 0.5]],
              "normal": [0, 0, 1]}
