@@ -53,11 +53,47 @@ def pyramid_edges(n: np.ndarray, mu: np.ndarray) -> np.ndarray:
                                    + _DIRS[:, 1, None] * t2[..., None, :])
 
 
+def _programme(wrench, ref, weight, push_points, push_normals, push_mu, push_on, grip_points,
+               grip_bound, grip_on):
+    """The programmes' data: columns ``(B, n, 6)`` (pyramid edges, then grip axes; moments
+    about ``ref``, body weights), upper bounds ``(B, n)`` (0 = inactive) and wrenches
+    ``(B, 6)``."""
+    B = wrench.shape[0]
+    P, H = push_points.shape[1], grip_points.shape[1]
+    w = np.asarray(wrench, dtype=float) / weight
+    ref = np.asarray(ref, dtype=float)
+    w_ref = np.concatenate([w[:, :3] - np.cross(ref, w[:, 3:]), w[:, 3:]], axis=1)
+    mu = np.broadcast_to(np.asarray(push_mu, dtype=float), (B, P))
+    g = pyramid_edges(np.asarray(push_normals, float), mu).reshape(B, P * N_EDGES, 3)
+    rp = np.repeat(np.asarray(push_points, float) - ref[:, None], N_EDGES, axis=1)
+    cols_push = np.concatenate([np.cross(rp, g), g], axis=2)  # (B, 8P, 6)
+    gg = np.broadcast_to(_GRIP, (B, H, 6, 3)).reshape(B, H * 6, 3)
+    rg = np.repeat(np.asarray(grip_points, float) - ref[:, None], 6, axis=1)
+    cols_grip = np.concatenate([np.cross(rg, gg), gg], axis=2)  # (B, 6H, 6)
+    cols = np.concatenate([cols_push, cols_grip], axis=1)
+    ub = np.concatenate([np.where(np.repeat(push_on, N_EDGES, axis=1), np.inf, 0.0),
+                         np.where(np.repeat(grip_on, 6, axis=1),
+                                  np.repeat(np.broadcast_to(np.asarray(grip_bound, float)
+                                                            / weight, (B, H)), 6, 1),
+                                  0.0)], axis=1)
+    return cols, ub, w_ref
+
+
+def _axis(d: np.ndarray, resid: np.ndarray) -> np.ndarray:
+    """Index into :data:`AXES` of the largest component of the unmet part ``d (B, 6)``."""
+    return np.where(resid > 1e-9, np.argmax(np.abs(d), axis=1), -1).astype(np.int64)
+
+
 def cone_residual(wrench: np.ndarray, ref: np.ndarray, weight: float,
                   push_points: np.ndarray, push_normals: np.ndarray, push_mu: np.ndarray,
                   push_on: np.ndarray, grip_points: np.ndarray, grip_bound: np.ndarray,
                   grip_on: np.ndarray, chunk: int = 128) -> tuple[np.ndarray, np.ndarray]:
     """Distance of required wrenches from the contacts' wrench cone, per frame.
+
+    Solved frame by frame by a bounded-variable primal simplex in numba
+    (:mod:`animik.dynamics._cone_lp`; the HiGHS programme of :func:`cone_residual_highs` gives
+    the same residuals to ~1e-15, ~40x slower); a frame the simplex does not finish (none
+    seen) is re-solved by HiGHS.
 
     Args:
         wrench: ``(B, 6)`` required external wrench (moment about the world origin N m, force N).
@@ -69,38 +105,64 @@ def cone_residual(wrench: np.ndarray, ref: np.ndarray, weight: float,
         push_on: ``(B, P)`` bool, the point is in contact.
         grip_points: ``(B, H, 3)`` grip points. grip_bound: ``(H,)`` N, bound per world axis.
         grip_on: ``(B, H)`` bool.
-        chunk: frames per programme.
+        chunk: frames per HiGHS programme (the fallback only).
 
     Returns:
         ``(residual (B,), axis (B,))``: the L1 norm of the wrench part no contact force can give
         (body weights; 0 = feasible), and the index into :data:`AXES` of its largest component
         (-1 when the residual is below 1e-9).
     """
-    from scipy.optimize import linprog  # ~0.3 s import, paid only when a support is active
+    from ._cone_lp import build_columns, cone_lp_batch
 
     B = wrench.shape[0]
     P, H = push_points.shape[1], grip_points.shape[1]
     w = np.asarray(wrench, dtype=float) / weight
-    ref = np.asarray(ref, dtype=float)
-    w_ref = np.concatenate([w[:, :3] - np.cross(ref, w[:, 3:]), w[:, 3:]], axis=1)
-    mu = np.broadcast_to(np.asarray(push_mu, dtype=float), (B, P))
-    g = pyramid_edges(push_normals, mu).reshape(B, P * N_EDGES, 3)  # (B, 8P, 3)
-    rp = np.repeat(push_points - ref[:, None], N_EDGES, axis=1)
-    cols_push = np.concatenate([np.cross(rp, g), g], axis=2)  # (B, 8P, 6)
-    gg = np.broadcast_to(_GRIP, (B, H, 6, 3)).reshape(B, H * 6, 3)
-    rg = np.repeat(grip_points - ref[:, None], 6, axis=1)
-    cols_grip = np.concatenate([np.cross(rg, gg), gg], axis=2)  # (B, 6H, 6)
+    ref = np.ascontiguousarray(ref, dtype=float)
+    w_ref = np.ascontiguousarray(np.concatenate([w[:, :3] - np.cross(ref, w[:, 3:]), w[:, 3:]],
+                                                axis=1))
+    n = N_EDGES * P + 6 * H
+    cols, ub = np.empty((B, n, 6)), np.empty((B, n))
+    f64 = lambda a, shape: np.ascontiguousarray(np.broadcast_to(  # noqa: E731
+        np.asarray(a, dtype=float), shape))
+    build_columns(f64(push_points, (B, P, 3)), f64(push_normals, (B, P, 3)),
+                  f64(push_mu, (B, P)), np.ascontiguousarray(push_on, dtype=bool),
+                  f64(grip_points, (B, H, 3)), f64(np.asarray(grip_bound, float) / weight, (B, H)),
+                  np.ascontiguousarray(grip_on, dtype=bool), ref, _DIRS, cols, ub)
+    resid, d = np.empty(B), np.empty((B, 6))
+    ok = np.ones(B, dtype=bool)
+    cone_lp_batch(cols, ub, w_ref, resid, d, ok)
+    bad = np.flatnonzero(~ok)
+    if len(bad):
+        resid[bad], d[bad] = _highs(cols[bad], ub[bad], w_ref[bad], chunk)
+    return resid, _axis(d, resid)
+
+
+def cone_residual_highs(wrench: np.ndarray, ref: np.ndarray, weight: float,
+                        push_points: np.ndarray, push_normals: np.ndarray, push_mu: np.ndarray,
+                        push_on: np.ndarray, grip_points: np.ndarray, grip_bound: np.ndarray,
+                        grip_on: np.ndarray, chunk: int = 128) -> tuple[np.ndarray, np.ndarray]:
+    """:func:`cone_residual` by HiGHS (``scipy.optimize.linprog``): block-diagonal programmes of
+    ``chunk`` frames, dual simplex without presolve. The independent reference of the tests
+    and the fallback of :func:`cone_residual`; same arguments and results."""
+    cols, ub, w_ref = _programme(wrench, ref, weight, push_points, push_normals, push_mu,
+                                 push_on, grip_points, grip_bound, grip_on)
+    resid, d = _highs(cols, ub, w_ref, chunk)
+    return resid, _axis(d, resid)
+
+
+def _highs(cols: np.ndarray, ub: np.ndarray, w_ref: np.ndarray,
+           chunk: int) -> tuple[np.ndarray, np.ndarray]:
+    """The programmes by HiGHS: residuals ``(B,)`` and unmet parts ``s+ - s-`` ``(B, 6)``."""
+    from scipy.optimize import linprog  # ~0.3 s import
+
+    B = cols.shape[0]
     eye = np.broadcast_to(np.hstack([np.eye(6), -np.eye(6)]).T, (B, 12, 6))
-    cols = np.concatenate([cols_push, cols_grip, eye], axis=1)  # (B, n, 6)
-    ub = np.concatenate([np.where(np.repeat(push_on, N_EDGES, axis=1), np.inf, 0.0),
-                         np.where(np.repeat(grip_on, 6, axis=1),
-                                  np.repeat(np.broadcast_to(grip_bound / weight, (B, H)), 6, 1),
-                                  0.0),
-                         np.full((B, 12), np.inf)], axis=1)
+    cols = np.concatenate([cols, eye], axis=1)  # (B, n, 6) with the slacks
+    ub = np.concatenate([ub, np.full((B, 12), np.inf)], axis=1)
     n = cols.shape[1]
     cost = np.concatenate([np.zeros(n - 12), np.ones(12)])
     resid = np.empty(B)
-    axis = np.full(B, -1, dtype=np.int64)
+    dd = np.empty((B, 6))
     for a in range(0, B, chunk):
         b = min(B, a + chunk)
         m = b - a
@@ -120,10 +182,10 @@ def cone_residual(wrench: np.ndarray, ref: np.ndarray, weight: float,
         sl = c_idx >= n - 12
         slack[f_idx[sl], c_idx[sl] - (n - 12)] = x[sl]
         d = slack[:, :6] - slack[:, 6:]
+        dd[a:b] = d
         resid[a:b] = np.abs(d).sum(axis=1)
-        ax = np.argmax(np.abs(d), axis=1)
-        axis[a:b] = np.where(resid[a:b] > 1e-9, ax, -1)
-    return resid, axis
+    return resid, dd
 
 
-__all__ = ["AXES", "N_EDGES", "cone_residual", "pyramid_edges", "tangent_basis"]
+__all__ = ["AXES", "N_EDGES", "cone_residual", "cone_residual_highs", "pyramid_edges",
+           "tangent_basis"]
