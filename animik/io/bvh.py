@@ -758,18 +758,32 @@ def _build_motion(bvh: _BVHFile, scale: float, unit_name: str, src: str, name: s
 
 
 def _body_mass_from_height(skel: Skeleton, q: np.ndarray) -> Skeleton:
-    """BVH files carry no masses: the bone-cylinder estimate is scaled to the body mass of a
-    person of the motion's standing height (:func:`animik.kinematics.standing_height` over the
-    frames, :func:`animik.skeleton.mass_from_height`), so two people of the same height get
-    the same mass whatever their rest pose or bone layout (issue 13 item 4.10)."""
+    """BVH files carry no masses: a person of the motion's standing height
+    (:func:`animik.kinematics.standing_height` over the frames) weighs
+    :func:`animik.skeleton.mass_from_height` (BMI 22: two people of the same height get the same
+    mass whatever their rest pose or bone layout, issue 13 item 4.10), shared over the body
+    segments by de Leva's tables where the joints' roles are found
+    (:func:`animik.semantics.segment_mass.role_mass_properties`: trunk, head and arms ~60 %),
+    else over bone-length cylinders (the old estimate; ``meta["mass_source"]`` says which and
+    why)."""
     from ..kinematics import standing_height
+    from ..semantics.segment_mass import RolesNotFound, role_mass_properties
 
     h = standing_height(skel, q)
     if not 0.05 < h < 100.0:
         return skel
-    return with_body_mass(skel, mass_from_height(h), (
-        f"estimated: {REFERENCE_BMI:g} kg/m^2 x standing height^2 ({h:.3f} m over the frames; "
-        "BMI 22), shared over the segments as cylinders along the bones (radius 12% of length)"))
+    total = mass_from_height(h)
+    head = f"estimated: {REFERENCE_BMI:g} kg/m^2 x standing height^2 ({h:.3f} m over the frames)"
+    try:
+        seg = role_mass_properties(skel, total, h)
+    except RolesNotFound as e:
+        return with_body_mass(skel, total, (
+            f"{head}, shared over the segments as cylinders along the bones (radius 12% of "
+            f"length): no de Leva segments ({e})"))
+    return skel.replace(masses=seg.masses, coms=seg.coms, inertias=seg.inertias,
+                        meta={**dict(skel.meta), "mass_source": (
+                            f"{head}, shared over the body segments by the joints' roles (de Leva "
+                            "1996 mass fractions, centres of mass and radii of gyration)")})
 
 
 # ---------------------------------------------------------------------------- writing
