@@ -116,3 +116,24 @@ def test_simplex_equals_highs_on_louise():
     assert 0 < (r > CONE_TOL).sum() < 20
     bad = r_ref > 1e-9
     assert np.array_equal(ax[bad], ax_ref[bad])
+
+
+def test_frames_the_simplex_does_not_finish_are_solved_by_highs(monkeypatch):
+    """The fallback path: frames reported unfinished (``ok`` False, NaN) get HiGHS's values."""
+    import animik.dynamics._cone_lp as lp
+
+    real = lp.cone_lp_batch
+
+    def unfinished(cols, ub, w, resid, slack, ok):
+        real(cols, ub, w, resid, slack, ok)
+        ok[::3] = False
+        resid[::3] = np.nan
+        slack[::3] = np.nan
+
+    monkeypatch.setattr(lp, "cone_lp_batch", unfinished)
+    args = _random_programmes(np.random.default_rng(11), 300, 8, 2)
+    r, ax = cone_residual(*args)
+    r_ref, ax_ref = cone_residual_highs(*args)
+    assert np.isfinite(r).all()
+    np.testing.assert_allclose(r, r_ref, atol=1e-9, rtol=0)
+    assert np.array_equal(ax[::3], ax_ref[::3])
