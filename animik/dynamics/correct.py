@@ -206,6 +206,7 @@ def correct_clip(motion: Motion, options: FilterOptions | None = None,
     best = (T + 1, q)
     first: ClipFeasibility | None = None
     since_best = 0  # rounds since the best one: the rounds still converge slowly (mocapbank)
+    newton_steps = 6  # finite Newton steps before the interior point (see below)
     for _ in range(iterations + 1):
         chk = check_clip(Motion(skel, q, motion.fps), mu=opt.mu, window=opt.window, contacts=cm)
         bad = ~chk.feasible
@@ -219,8 +220,12 @@ def correct_clip(motion: Motion, options: FilterOptions | None = None,
         if not (bad & chk.check.in_contact.any(axis=1)).any() or len(history) > iterations \
                 or since_best >= patience:
             break  # frames without a detected contact have no rows: nothing more to do
-        q2, ok = _qp_step(filt, chk, q, motion, slides, upper, (D0, D1, D2), R, mu_in, dirs,
-                          weight, mode_window, rho)
+        q2, ok, method = _qp_step(filt, chk, q, motion, slides, upper, (D0, D1, D2), R, mu_in,
+                                  dirs, weight, mode_window, rho, newton_steps)
+        # A QP that needed the interior point (heavy rows hovering at their bounds) is followed
+        # by QPs of the same kind (the rows are the same kinds): the next rounds go straight to
+        # the interior point, whose answer does not depend on the Newton steps it would skip.
+        newton_steps = 0 if method == "ipm" else newton_steps
         if not ok:
             break
         # Trust region: halve the step until no DoF is further than max_change from the input.
@@ -352,11 +357,14 @@ def _check_rows(filt: DynamicsFilter, active: np.ndarray, pts: np.ndarray, mu_in
     return G / weight, lim, ok
 
 
-def _qp_step(filt, chk, q, motion, slides, upper, ops, R, mu_in, dirs, weight, mode_window, rho):
+def _qp_step(filt, chk, q, motion, slides, upper, ops, R, mu_in, dirs, weight, mode_window, rho,
+             newton_steps=6):
     """One sequential-QP round: the wrench of every contact frame, linearised in the modes,
     made to satisfy seed D's three checks as linear inequalities (support polygon edges shrunk
     by the margin, an octagonal friction pyramid inside ``friction_safety * mu``, a pushing
-    normal force), with slacks so the QP always has a solution. Returns ``(q, solved)``."""
+    normal force), with slacks so the QP always has a solution. ``newton_steps``: the QP
+    solver's finite Newton steps before its interior point (0: the interior point at once).
+    Returns ``(q, solved, the solver's method)``."""
     D0, D1, D2 = ops
     st = chk.states
     c = chk.check
@@ -396,7 +404,7 @@ def _qp_step(filt, chk, q, motion, slides, upper, ops, R, mu_in, dirs, weight, m
     G, lim, ok = _check_rows(filt, c.in_contact[contact], filt.contacts.points(filt.skel, qc),
                              mu_in, dirs, h_floor, weight)
     if not ok.any():
-        return q, False
+        return q, False, "none"
     G, lim = G[ok], lim[ok]
     G_frame = contact[ok]
     F, rmax = G.shape[:2]
@@ -436,16 +444,18 @@ def _qp_step(filt, chk, q, motion, slides, upper, ops, R, mu_in, dirs, weight, m
         pos[frames_used] = np.arange(len(frames_used))
         cols = (frames_used[:, None] * k + np.arange(k)[None, :]).ravel()
         # a row's window lies inside the kept frames: its columns stay consecutive
-        xs, _, _, _ = solve_penalty_qp(R[cols][:, cols], BandRows(pos[first] * k, rows_all,
-                                                                   len(cols)), rhs, rho, align=k)
+        xs, method, _, _ = solve_penalty_qp(R[cols][:, cols],
+                                            BandRows(pos[first] * k, rows_all, len(cols)), rhs,
+                                            rho, align=k, newton_steps=newton_steps)
         x = np.zeros(T * k)
         x[cols] = xs
     else:
-        x, _, _, _ = solve_penalty_qp(R, BandRows(lo_all, rows_all, T * k), rhs, rho, align=k)
+        x, method, _, _ = solve_penalty_qp(R, BandRows(lo_all, rows_all, T * k), rhs, rho,
+                                           align=k, newton_steps=newton_steps)
     if not np.isfinite(x).all():
-        return q, False
+        return q, False, method
     x = x.reshape(T, k)
-    return q + np.einsum("tnk,tk->tn", E_all, x), True
+    return q + np.einsum("tnk,tk->tn", E_all, x), True, method
 
 
 def plant_and_correct(motion: Motion, options: FilterOptions | None = None, passes: int = 4,
