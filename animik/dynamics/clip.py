@@ -82,17 +82,18 @@ def clip_states(skel: Skeleton, q: Any, fps: float, method: str = "savgol",
 
 
 def detect_clip_contacts(skel: Skeleton, q: np.ndarray, fps: float,
-                         floor: float | None = None, contacts: ContactModel | None = None
-                         ) -> tuple[np.ndarray, float]:
+                         floor: float | None = None, contacts: ContactModel | None = None,
+                         points: np.ndarray | None = None) -> tuple[np.ndarray, float]:
     """Contact flags ``(T, A)`` per contact area of a clip, and the floor height used.
 
     An area's height is its lowest point above the floor, its speed the horizontal speed of
     its points' mean; the retargeter's detector (:func:`animik.semantics.contacts.detect_contacts`,
     hysteresis and minimum durations) turns them into flags. ``floor=None`` estimates a level
-    floor from the clip (:func:`animik.semantics.contacts.estimate_ground`).
+    floor from the clip (:func:`animik.semantics.contacts.estimate_ground`). ``points``: the
+    contact points ``cm.points(skel, q)`` when the caller has them already.
     """
     cm = contacts or contact_model_for_clip(skel, q)
-    pts = cm.points(skel, q)  # (T, P, 3)
+    pts = cm.points(skel, q) if points is None else points  # (T, P, 3)
     A = cm.n_areas
     low = np.stack([pts[:, cm.point_area == a, 2].min(axis=1) for a in range(A)], axis=1)
     mid = np.stack([pts[:, cm.point_area == a].mean(axis=1) for a in range(A)], axis=1)
@@ -115,6 +116,8 @@ class ClipFeasibility(NamedTuple):
         floor: floor height (m). fps: frame rate. mu: friction coefficient.
         states: the reconstructed :class:`ClipStates`.
         contacts: the :class:`~animik.dynamics.contacts.ContactModel` used.
+        points: ``(T, P, 3)`` world contact points at ``states.q`` (the clip filter reuses
+            them instead of another forward-kinematics pass).
     """
 
     check: ContactCheck
@@ -126,6 +129,7 @@ class ClipFeasibility(NamedTuple):
     mu: float
     states: ClipStates
     contacts: ContactModel
+    points: np.ndarray | None = None
 
     @property
     def feasible(self) -> np.ndarray:
@@ -159,13 +163,13 @@ def check_clip(motion: Motion, mu: float = 0.7, in_contact: Any = None,
     skel = motion.skeleton
     cm = contacts or contact_model_for_clip(skel, motion.q)
     st = clip_states(skel, motion.q, motion.fps, method, window)
+    pts = cm.points(skel, st.q)  # one FK pass for the detector and the checks
     if in_contact is None:
-        flags, floor = detect_clip_contacts(skel, st.q, motion.fps, floor, cm)
+        flags, floor = detect_clip_contacts(skel, st.q, motion.fps, floor, cm, pts)
     else:
         flags = cm.in_contact_mask(in_contact, (st.q.shape[0],))
         floor = 0.0 if floor is None else float(floor)
     res = rnea(skel, st.q, st.qd, st.qdd, gravity)
-    pts = cm.points(skel, st.q)
     c = momentum(skel, st.q).com
     chk = evaluate_wrench(skel, res.wrench, pts, flags, c, mu, floor, flight_tol, cm)
     root = np.flatnonzero(skel.parents < 0)[0]
@@ -179,4 +183,5 @@ def check_clip(motion: Motion, mu: float = 0.7, in_contact: Any = None,
     else:
         peak = np.zeros(len(st.q))
         peak_dof = np.zeros(len(st.q), dtype=np.int64)
-    return ClipFeasibility(chk, res.tau, peak, peak_dof, float(floor), motion.fps, mu, st, cm)
+    return ClipFeasibility(chk, res.tau, peak, peak_dof, float(floor), motion.fps, mu, st, cm,
+                           pts)

@@ -50,7 +50,7 @@ from ._penalty_qp import BandRows, solve_penalty_qp
 from ._savgol import savgol_matrix, window_frames
 from .clip import ClipFeasibility, check_clip
 from .contacts import ContactModel, contact_model_for_clip
-from .filter import DynamicsFilter, FilterOptions, _area_skate, terms_batch
+from .filter import DynamicsFilter, FilterOptions, _area_skate, terms_batch, wrench_batch
 from .zmp import FeasibilityError
 
 
@@ -276,7 +276,7 @@ def _contact_rows(filt: DynamicsFilter, chk: ClipFeasibility, fps: float, D0, D1
     """
     c = chk.check
     cm = chk.contacts
-    pts = cm.points(filt.skel, chk.states.q)
+    pts = cm.points(filt.skel, chk.states.q) if chk.points is None else chk.points
     low = np.stack([pts[:, cm.point_area == a, 2].min(axis=1) for a in range(cm.n_areas)], 1)
     low -= chk.floor
     mid = np.stack([pts[:, cm.point_area == a].mean(axis=1) for a in range(cm.n_areas)], 1)
@@ -378,31 +378,32 @@ def _qp_step(filt, chk, q, motion, slides, upper, ops, R, mu_in, dirs, weight, m
     E_all = _modes_batch(Aw_all, S_all, slides, upper, filt.skel.total_mass)
     # The modes follow the pose; with IK jitter they jitter too and their own second
     # derivative (E'' x) would dominate the accelerations: smooth them over ``mode_window``.
-    E_all = _moving_average(E_all, max(1, int(round(mode_window * motion.fps))))
+    # (E is zero outside the root's slides and the trunk's DoFs: only those columns)
+    md = np.concatenate([slides, upper])
+    E_all[:, md] = _moving_average(E_all[:, md], max(1, int(round(mode_window * motion.fps))))
     Bd = np.zeros((3, T, 6, k))  # d W / d (q, qd, qdd) along the modes
     eps = 1e-6
-    # d W / d qdd is exact (A_w E); d W / d qd (all modes) and d W / d q (modes 2..4: a
-    # horizontal root shift moves the support polygon with the ZMP) by forward differences,
-    # all perturbed states of all contact frames in one batch.
+    # d W / d qdd is exact (A_w E); d W / d qd of the lean modes exact too (forward mode through
+    # the wrench pass, :func:`wrench_batch`); d W / d q (modes 2..4: a horizontal root shift
+    # moves the support polygon with the ZMP) by forward differences, all perturbed states of
+    # all contact frames in one batch of wrench-only passes.
     F = len(contact)
     Ec = E_all[contact]  # (F, n, k)
     qc, vc, ac = st.q[contact], st.qd[contact], st.qdd[contact]
-    Bd[2, contact] = np.einsum("frn,fnk->frk", Aw_all[contact], Ec)
-    W0 = W_all[contact]
+    Bd[2, contact] = np.einsum("frn,fnk->frk", Aw_all[contact][:, :, md], Ec[:, md])
     # d W / d qd of the root's slides (modes 0..2) is zero: a uniform world velocity of every
-    # body changes no force (Galilean invariance, tested), so only the lean modes' velocities
-    # are perturbed -- 5 perturbed states per contact frame instead of 8.
-    pert = [(qc, vc + eps * Ec[:, :, j]) for j in range(3, k)]
-    pert += [(qc + eps * Ec[:, :, j], vc) for j in range(2, k)]
-    Wp = terms_batch(filt, np.concatenate([p[0] for p in pert]),
-                     np.concatenate([p[1] for p in pert]), np.tile(ac, (len(pert), 1)))[0]
+    # body changes no force (Galilean invariance, tested). W0 from the same pass as the
+    # perturbed states (not W_all's A_w qdd + bias: another rounding of the same sum).
+    W0, dWv = wrench_batch(filt, qc, vc, ac, Ec[:, :, 3:])
+    Bd[1, contact, :, 3:] = np.transpose(dWv, (0, 2, 1))
+    pert = [qc + eps * Ec[:, :, j] for j in range(2, k)]
+    Wp = wrench_batch(filt, np.concatenate(pert), np.tile(vc, (len(pert), 1)),
+                      np.tile(ac, (len(pert), 1)))[0]
     Wp = Wp.reshape(len(pert), F, 6)
-    for j in range(3, k):
-        Bd[1, contact, :, j] = (Wp[j - 3] - W0) / eps
     for j in range(2, k):
-        Bd[0, contact, :, j] = (Wp[k - 3 + j - 2] - W0) / eps
-    G, lim, ok = _check_rows(filt, c.in_contact[contact], filt.contacts.points(filt.skel, qc),
-                             mu_in, dirs, h_floor, weight)
+        Bd[0, contact, :, j] = (Wp[j - 2] - W0) / eps
+    pts = filt.contacts.points(filt.skel, qc) if chk.points is None else chk.points[contact]
+    G, lim, ok = _check_rows(filt, c.in_contact[contact], pts, mu_in, dirs, h_floor, weight)
     if not ok.any():
         return q, False, "none"
     G, lim = G[ok], lim[ok]

@@ -264,3 +264,30 @@ def test_terms_batch_equals_single_frame_terms():
         assert np.allclose(Aw[t], filt.Aw, rtol=0, atol=1e-12)
         assert np.allclose(S[t], filt.S, rtol=0, atol=1e-12)
         assert np.allclose(W[t], filt.Aw @ qdd[t] + filt.bias, rtol=1e-12, atol=1e-9)
+
+
+@pytest.mark.parametrize("rig", ["body95", "biped12"])
+def test_wrench_batch_and_its_velocity_derivative(rig):
+    """The clip filter's wrench-only pass equals the root wrench of the RNEA (itself checked
+    against MuJoCo and pinocchio) and its forward-mode d W / d qd equals central differences,
+    which are exact for W's quadratic dependence on qd (up to rounding)."""
+    from animik.dynamics.filter import DynamicsFilter, wrench_batch
+    from animik.dynamics.inverse import rnea
+
+    skel = animik.load_rig(rig)
+    rng = np.random.default_rng(7)
+    N, n = 5, skel.n_dof
+    q = skel.rest_q + 0.3 * rng.normal(size=(N, n))
+    qd, qdd = rng.normal(size=(N, n)), rng.normal(size=(N, n))
+    E = rng.normal(size=(N, n, 3))
+    filt = DynamicsFilter(skel)
+    W, dW = wrench_batch(filt, q, qd, qdd, E)
+    ref = rnea(skel, q, qd, qdd).wrench
+    scale = np.abs(ref).max()
+    assert np.abs(W - ref).max() < 1e-11 * scale
+    assert np.array_equal(wrench_batch(filt, q, qd, qdd)[0], W)  # no directions: same W
+    h = 1e-3
+    for d in range(3):
+        fd = (rnea(skel, q, qd + h * E[:, :, d], qdd).wrench
+              - rnea(skel, q, qd - h * E[:, :, d], qdd).wrench) / (2 * h)
+        assert np.abs(dW[:, d] - fd).max() < 1e-8 * max(1.0, np.abs(fd).max())
