@@ -58,6 +58,44 @@ def _gram_band(lo, rows, theta, ab):
                 out[c] += gd[c] * g[c]
 
 
+@nb.njit(cache=True, nogil=True)
+def _band_matvec(lo, rows, x, out):
+    """``out = G x`` for the dense-span rows of :class:`BandRows`."""
+    m, L = rows.shape
+    for i in range(m):
+        o = lo[i]
+        acc = 0.0
+        for c in range(L):
+            acc += rows[i, c] * x[o + c]
+        out[i] = acc
+
+
+@nb.njit(cache=True, nogil=True)
+def _band_rmatvec(lo, rows, y, out):
+    """``out = G' y`` for the dense-span rows of :class:`BandRows`."""
+    m, L = rows.shape
+    out[:] = 0.0
+    for i in range(m):
+        o = lo[i]
+        yi = y[i]
+        if yi == 0.0:
+            continue
+        for c in range(L):
+            out[o + c] += yi * rows[i, c]
+
+
+class _Transposed:
+    """``G'`` of a :class:`BandRows` as an operator: ``G.T @ y``."""
+
+    def __init__(self, g: BandRows):
+        self.g = g
+
+    def __matmul__(self, y: np.ndarray) -> np.ndarray:
+        out = np.empty(self.g.n)
+        _band_rmatvec(self.g.lo, self.g.rows, np.ascontiguousarray(y, dtype=float), out)
+        return out
+
+
 class BandRows:
     """The rows of ``G`` as dense spans: row ``i`` is ``rows[i]`` placed at columns
     ``lo[i] .. lo[i] + L - 1`` of an ``(m, n)`` matrix (explicit zeros allowed). The clip
@@ -69,10 +107,31 @@ class BandRows:
         m, L = self.rows.shape
         if m and (self.lo.min() < 0 or self.lo.max() + L > n):
             raise ValueError(f"band rows of width {L} must lie within {n} columns")
-        self.n, self.L = n, L
+        self.n, self.L, self.m = n, L, m
+        self.shape = (m, n)
+
+    @property
+    def csr(self) -> sp.csr_matrix:
+        """The rows as a scipy CSR matrix (explicit zeros kept)."""
+        m, L = self.rows.shape
         cols = (self.lo[:, None] + np.arange(L)[None, :]).ravel()
-        self.csr = sp.csr_matrix((self.rows.ravel(), cols, np.arange(0, m * L + 1, L)),
-                                 shape=(m, n))
+        return sp.csr_matrix((self.rows.ravel(), cols, np.arange(0, m * L + 1, L)),
+                             shape=(m, self.n))
+
+    def __matmul__(self, x: np.ndarray) -> np.ndarray:
+        """``G x`` (a numba loop over the dense spans: no index arrays, unlike CSR)."""
+        out = np.empty(self.m)
+        _band_matvec(self.lo, self.rows, np.ascontiguousarray(x, dtype=float), out)
+        return out
+
+    @property
+    def T(self) -> _Transposed:
+        """``G'`` as an operator (``G.T @ y``)."""
+        return _Transposed(self)
+
+    def sq_norms(self) -> np.ndarray:
+        """``|g_i|^2`` of every row ``(m,)``."""
+        return np.einsum("ij,ij->i", self.rows, self.rows)
 
     @classmethod
     def from_sparse(cls, G: sp.spmatrix, n: int, align: int = 1) -> BandRows:
@@ -169,11 +228,11 @@ def solve_penalty_qp(R: sp.spmatrix, G: sp.spmatrix | BandRows, b: np.ndarray, r
     N = R.shape[0]
     R = sp.csr_matrix(R)
     blocks = G if isinstance(G, BandRows) else BandRows.from_sparse(G, N, align)
-    G = blocks.csr
+    G = blocks
     b = np.asarray(b, dtype=float)
     u = max(_bandwidth(R), blocks.L - 1)  # the band of R + G'G
     R_ab = _banded_lower(R, u)
-    GT = G.T.tocsr()
+    GT = G.T
 
     def factor_solve(theta: np.ndarray):
         cb = sla.cholesky_banded(R_ab + blocks.gram_banded(theta, u), lower=True,
@@ -218,7 +277,7 @@ def solve_penalty_qp(R: sp.spmatrix, G: sp.spmatrix | BandRows, b: np.ndarray, r
     lam = np.full(m, 0.1)
     nu = np.full(m, 0.1)
     scale = 1.0 + np.abs(b).max(initial=0.0)
-    g2 = np.asarray(G.multiply(G).sum(axis=1)).ravel()  # |g_i|^2
+    g2 = blocks.sq_norms()  # |g_i|^2
     r_min = float(R.diagonal().min())
     for it in range(1, max_iter + 1):
         rx = R @ x + GT @ lam

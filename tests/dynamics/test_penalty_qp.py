@@ -79,6 +79,13 @@ def test_gram_band_equals_sparse_product():
     u = blocks.L + 2
     ref = _banded_lower(G.T @ sp.diags(theta) @ G, u)
     np.testing.assert_allclose(blocks.gram_banded(theta, u), ref, atol=1e-12 * np.abs(ref).max())
+    # the operators the solver uses: G x, G' y and the rows' squared norms
+    rng = np.random.default_rng(1)
+    x, y = rng.normal(size=G.shape[1]), rng.normal(size=G.shape[0])
+    np.testing.assert_allclose(blocks @ x, G @ x, rtol=1e-13, atol=1e-12)
+    np.testing.assert_allclose(blocks.T @ y, G.T @ y, rtol=1e-13, atol=1e-12)
+    np.testing.assert_allclose(blocks.sq_norms(), np.asarray(G.multiply(G).sum(axis=1)).ravel(),
+                               rtol=1e-13)
 
 
 def test_line_search_is_the_minimum_along_the_direction():
