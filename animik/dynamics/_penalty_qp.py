@@ -158,6 +158,138 @@ class BandRows:
         return ab
 
 
+@nb.njit(cache=True, nogil=True)
+def _frame_matvec(lo_f, wts, row_frame, coef, x, out):
+    """``out = G x`` for :class:`FrameRows`: each frame's window contracted with its weights
+    once (``Z (F, D, k)``), then every row is a dot product of length ``D k``."""
+    F, D, nw = wts.shape
+    m, _, k = coef.shape
+    Z = np.empty((F, D, k))
+    for f in range(F):
+        o = lo_f[f]
+        for d in range(D):
+            for j in range(k):
+                acc = 0.0
+                for s in range(nw):
+                    acc += wts[f, d, s] * x[o + s * k + j]
+                Z[f, d, j] = acc
+    for i in range(m):
+        f = row_frame[i]
+        acc = 0.0
+        for d in range(D):
+            for j in range(k):
+                acc += coef[i, d, j] * Z[f, d, j]
+        out[i] = acc
+
+
+@nb.njit(cache=True, nogil=True)
+def _frame_rmatvec(lo_f, wts, row_frame, coef, y, out):
+    """``out = G' y`` for :class:`FrameRows`: the rows' coefficients summed per frame
+    (``Y (F, D, k)``), then spread over each frame's window once."""
+    F, D, nw = wts.shape
+    m, _, k = coef.shape
+    Y = np.zeros((F, D, k))
+    for i in range(m):
+        yi = y[i]
+        if yi == 0.0:
+            continue
+        f = row_frame[i]
+        for d in range(D):
+            for j in range(k):
+                Y[f, d, j] += yi * coef[i, d, j]
+    out[:] = 0.0
+    for f in range(F):
+        o = lo_f[f]
+        for s in range(nw):
+            for j in range(k):
+                acc = 0.0
+                for d in range(D):
+                    acc += wts[f, d, s] * Y[f, d, j]
+                out[o + s * k + j] += acc
+
+
+class FrameRows:
+    """Rows with the clip filter's structure, kept factored: row ``i`` belongs to a frame whose
+    window starts at unknown ``lo`` and spans ``n_w`` frames of ``k`` unknowns, and its entry
+    at ``(s, j)`` of the window is ``sum_d wts[f, d, s] coef[i, d, j]`` (the frame's
+    Savitzky-Golay weights of derivative ``d`` times the row's coefficients of that
+    derivative's mode ``j``). ``G x`` and ``G' y`` then cost half the dense spans'
+    (:class:`BandRows`): the window is contracted once per frame, not per row. ``G' diag(theta)
+    G`` is assembled from the dense spans, expanded once (a frame's block through the
+    factored form, ``sum_{d,e} (w_d w_e') (x) (C_d' Theta C_e)``, is no less work at the
+    filter's ~13 rows a frame, and its band writes do not vectorise).
+
+    Args:
+        lo: ``(F,)`` first unknown of each frame's window.
+        wts: ``(F, D, n_w)`` each frame's window weights.
+        row_frame: ``(m,)`` each row's frame (index into ``lo`` / ``wts``).
+        coef: ``(m, D, k)`` each row's coefficients.
+        n: number of unknowns.
+    """
+
+    def __init__(self, lo: np.ndarray, wts: np.ndarray, row_frame: np.ndarray,
+                 coef: np.ndarray, n: int):
+        row_frame = np.asarray(row_frame, dtype=np.int64)
+        used, inv = np.unique(row_frame, return_inverse=True)  # only the frames with rows
+        self.lo = np.ascontiguousarray(np.asarray(lo, dtype=np.int64)[used])
+        self.wts = np.ascontiguousarray(np.asarray(wts, dtype=float)[used])
+        self.row_frame = np.ascontiguousarray(inv.reshape(-1), dtype=np.int64)
+        self.coef = np.ascontiguousarray(coef, dtype=float)
+        F, D, nw = self.wts.shape
+        m, D2, k = self.coef.shape
+        if D2 != D or len(self.row_frame) != m:
+            raise ValueError(f"coef {self.coef.shape} does not match {m} rows of {D} weights")
+        self.k, self.n, self.m, self.L = k, n, m, nw * k
+        self.shape = (m, n)
+        if F and (self.lo.min() < 0 or self.lo.max() + self.L > n):
+            raise ValueError(f"frame windows of width {self.L} must lie within {n} columns")
+        self._dense: BandRows | None = None
+
+    def band_rows(self) -> BandRows:
+        """The same rows as dense spans (expanded once, then kept)."""
+        if self._dense is None:
+            rows = np.einsum("ids,idj->isj", self.wts[self.row_frame], self.coef)
+            self._dense = BandRows(self.lo[self.row_frame], rows.reshape(self.m, self.L), self.n)
+        return self._dense
+
+    @property
+    def csr(self) -> sp.csr_matrix:
+        return self.band_rows().csr
+
+    def __matmul__(self, x: np.ndarray) -> np.ndarray:
+        out = np.empty(self.m)
+        _frame_matvec(self.lo, self.wts, self.row_frame, self.coef,
+                      np.ascontiguousarray(x, dtype=float), out)
+        return out
+
+    @property
+    def T(self) -> _FrameTransposed:
+        return _FrameTransposed(self)
+
+    def sq_norms(self) -> np.ndarray:
+        """``|g_i|^2 = sum_{d,e} (w_d . w_e) (c_d . c_e)`` of every row ``(m,)``."""
+        ww = np.einsum("fds,fes->fde", self.wts, self.wts)[self.row_frame]
+        return np.einsum("ide,idj,iej->i", ww, self.coef, self.coef)
+
+    def gram_banded(self, theta: np.ndarray, u: int) -> np.ndarray:
+        """``G' diag(theta) G`` in lower banded storage ``(u + 1, n)`` (``u >= L - 1``)."""
+        return self.band_rows().gram_banded(theta, u)
+
+
+class _FrameTransposed:
+    """``G'`` of a :class:`FrameRows` as an operator: ``G.T @ y``."""
+
+    def __init__(self, g: FrameRows):
+        self.g = g
+
+    def __matmul__(self, y: np.ndarray) -> np.ndarray:
+        g = self.g
+        out = np.empty(g.n)
+        _frame_rmatvec(g.lo, g.wts, g.row_frame, g.coef, np.ascontiguousarray(y, dtype=float),
+                       out)
+        return out
+
+
 def _banded_lower(H: sp.spmatrix, u: int) -> np.ndarray:
     """Lower banded storage ``ab[i - j, j] = H[i, j]`` (``i >= j``) of a symmetric matrix."""
     C = sp.csr_matrix(H).tocoo()  # CSR: duplicates summed, so plain assignment below
@@ -202,7 +334,7 @@ def _bandwidth(R: sp.spmatrix) -> int:
     return int(np.abs(C.row - C.col).max()) if C.nnz else 0
 
 
-def solve_penalty_qp(R: sp.spmatrix, G: sp.spmatrix | BandRows, b: np.ndarray, rho: float,
+def solve_penalty_qp(R: sp.spmatrix, G: sp.spmatrix | BandRows | FrameRows, b: np.ndarray, rho: float,
                      align: int = 1, newton_steps: int = 6, tol: float = 1e-8,
                      max_iter: int = 60, drop: float = 1e-5
                      ) -> tuple[np.ndarray, str, int, bool]:
@@ -210,7 +342,8 @@ def solve_penalty_qp(R: sp.spmatrix, G: sp.spmatrix | BandRows, b: np.ndarray, r
 
     Args:
         R: ``(N, N)`` symmetric positive definite, banded in the unknowns' order.
-        G: ``(m, N)`` rows (sparse, or :class:`BandRows`), each nonzero on a span of columns.
+        G: ``(m, N)`` rows (sparse, :class:`BandRows` or :class:`FrameRows`), each nonzero on
+            a span of columns.
         b: ``(m,)`` right-hand sides.
         rho: penalty weight (> 0).
         align: a sparse ``G``'s rows are stored from a multiple of ``align`` (a frame's
@@ -227,7 +360,7 @@ def solve_penalty_qp(R: sp.spmatrix, G: sp.spmatrix | BandRows, b: np.ndarray, r
     """
     N = R.shape[0]
     R = sp.csr_matrix(R)
-    blocks = G if isinstance(G, BandRows) else BandRows.from_sparse(G, N, align)
+    blocks = G if isinstance(G, (BandRows, FrameRows)) else BandRows.from_sparse(G, N, align)
     G = blocks
     b = np.asarray(b, dtype=float)
     u = max(_bandwidth(R), blocks.L - 1)  # the band of R + G'G

@@ -46,7 +46,7 @@ from ..kinematics import forward_kinematics
 from ..motion import Motion
 from ..semantics.contacts import ContactParams
 from . import _support
-from ._penalty_qp import BandRows, solve_penalty_qp
+from ._penalty_qp import FrameRows, solve_penalty_qp
 from ._savgol import savgol_matrix, window_frames
 from .clip import ClipFeasibility, check_clip
 from .contacts import ContactModel, contact_model_for_clip
@@ -263,7 +263,7 @@ def _windows(D: sp.csr_matrix) -> tuple[np.ndarray, np.ndarray]:
     return D.indices[::n].astype(np.int64), D.data.reshape(T, n)
 
 
-def _contact_rows(filt: DynamicsFilter, chk: ClipFeasibility, fps: float, D0, D1, k: int
+def _contact_rows(filt: DynamicsFilter, chk: ClipFeasibility, fps: float, k: int
                   ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """Rows that keep the check's contact detection where it is: the root shift moves the
     feet, so on every contact frame the area's lowest point must stay below the release height
@@ -271,8 +271,9 @@ def _contact_rows(filt: DynamicsFilter, chk: ClipFeasibility, fps: float, D0, D1
     first frame of a contact, below the entry thresholds (with 10 % room).
 
     Returns:
-        ``(lo, rows, rhs)``: each row dense over its frame's window, ``rows (r, n k)`` starting
-        at unknown ``lo (r,)`` (a :class:`BandRows`), and ``rows x <= rhs``.
+        ``(frame, coef, rhs)``: each row's frame ``(r,)`` and its coefficients ``(r, 3, k)`` on
+        the frame's ``D0, D1, D2`` window weights and the modes (a :class:`FrameRows`), and
+        ``rows x <= rhs``.
     """
     c = chk.check
     cm = chk.contacts
@@ -283,27 +284,24 @@ def _contact_rows(filt: DynamicsFilter, chk: ClipFeasibility, fps: float, D0, D1
     vel = np.gradient(mid[..., :2], 1.0 / fps, axis=0)  # (T, A, 2) as the detector sees it
     P = ContactParams()
     start = c.in_contact & ~np.vstack([np.zeros((1, cm.n_areas), bool), c.in_contact[:-1]])
-    win, D0w = _windows(D0)
-    _, D1w = _windows(D1)
-    n_w = D0w.shape[1]
     t, a = np.nonzero(c.in_contact)
     first = start[t, a]
     h_lim = 0.9 * np.where(first, P.height, P.release_height)
     v_lim = 0.9 * np.where(first, P.speed, P.release_speed)
-    # height: low + dz <= h_lim  (dz = the root's vertical shift, mode 2)
-    height = np.zeros((len(t), n_w, k))
-    height[:, :, 2] = D0w[t]
+    # height: low + dz <= h_lim  (dz = the root's vertical shift, mode 2, as D0 sees it)
+    height = np.zeros((len(t), 3, k))
+    height[:, 0, 2] = 1.0
     # speed: u . (v + dv) <= v_lim, dv = the root's velocity (only when it is near the limit)
     v = vel[t, a]
     speed = np.hypot(v[:, 0], v[:, 1])
     fast = speed > 0.5 * v_lim
     u = v[fast] / speed[fast, None]
-    moving = np.zeros((int(fast.sum()), n_w, k))
-    moving[:, :, :2] = D1w[t[fast], :, None] * u[:, None, :]
-    lo = np.concatenate([win[t], win[t[fast]]]) * k
-    rows = np.concatenate([height, moving]).reshape(-1, n_w * k)
+    moving = np.zeros((int(fast.sum()), 3, k))
+    moving[:, 1, :2] = u  # through D1
+    frame = np.concatenate([t, t[fast]])
+    coef = np.concatenate([height, moving])
     rhs = np.concatenate([h_lim - low[t, a], v_lim[fast] - speed[fast]])
-    return lo, rows, rhs
+    return frame, coef, rhs
 
 
 def _check_rows(filt: DynamicsFilter, active: np.ndarray, pts: np.ndarray, mu_in: float,
@@ -412,31 +410,31 @@ def _qp_step(filt, chk, q, motion, slides, upper, ops, R, mu_in, dirs, weight, m
     frames = np.asarray(G_frame)
     rhs = (lim - np.einsum("fra,fa->fr", G, c.wrench[frames])).ravel()
     # Row (f, r) over the unknowns (s, j) of frame f's window: sum_d D_d[f, s] (G_f B_d,f)[r, j]
-    # -- dense on the window (a BandRows), the accelerations the check will see being D2 x.
+    # -- kept factored (a FrameRows: the frame's window weights of D_d, the row's coefficients
+    # G_f B_d,f), the accelerations the check will see being D2 x.
     win = [_windows(D) for D in (D0, D1, D2)]
     n_w = win[0][1].shape[1]
-    dense = np.zeros((F, rmax, n_w, k))
-    for d in range(3):
-        GB = np.einsum("fra,fak->frk", G, Bd[d, frames])  # (F, rmax, k)
-        dense += win[d][1][frames][:, None, :, None] * GB[:, :, None, :]
-    lo = np.repeat(win[0][0][frames] * k, rmax)
-    dense = dense.reshape(F * rmax, n_w * k)
+    wts = np.stack([w[1] for w in win], axis=1)  # (T, 3, n_w); the windows start alike
+    lo_frame = win[0][0] * k
+    coef = np.stack([np.einsum("fra,fak->frk", G, Bd[d, frames]) for d in range(3)], axis=2)
+    coef = coef.reshape(F * rmax, 3, k)
+    row_frame = np.repeat(frames, rmax)
     # Only rows that can become active within this round's step: ZMP within ~10 cm of an
     # edge (or beyond), friction above half the pyramid, a weak push (value = G W - lim, in
     # weights, 10 cm for the edges); the rest cannot be reached by a small correction and
     # would only slow the solver down.
     keep = np.flatnonzero(np.isfinite(rhs) & (-rhs > -1.0))
-    klo, krows, krhs = _contact_rows(filt, chk, motion.fps, D0, D1, k)
+    kframe, kcoef, krhs = _contact_rows(filt, chk, motion.fps, k)
     # Losing a contact makes a frame unfixable (no rows in flight): these rows x 100, so their
     # slacks cost 10^4 x more than the wrench rows' (the penalty is quadratic).
-    lo_all = np.concatenate([lo[keep], klo])
-    rows_all = np.concatenate([dense[keep], 100.0 * krows])
+    frame_all = np.concatenate([row_frame[keep], kframe])
+    coef_all = np.concatenate([coef[keep], 100.0 * kcoef])
     rhs = np.concatenate([rhs[keep], 100.0 * krhs])
     # Frames far from every row (long flights, clips without detected contact) only carry
     # R's pull towards zero: solve on the frames within two windows of a row's window (all
     # frames when every frame has a contact, the clips that pass: then nothing changes).
     near = np.zeros(T + 1, dtype=np.int64)
-    first = lo_all // k
+    first = lo_frame[frame_all] // k  # each row's first window frame
     np.add.at(near, np.maximum(first - 2 * n_w, 0), 1)
     np.add.at(near, np.minimum(first + 3 * n_w, T), -1)
     frames_used = np.flatnonzero(np.cumsum(near)[:T] > 0)
@@ -445,14 +443,14 @@ def _qp_step(filt, chk, q, motion, slides, upper, ops, R, mu_in, dirs, weight, m
         pos[frames_used] = np.arange(len(frames_used))
         cols = (frames_used[:, None] * k + np.arange(k)[None, :]).ravel()
         # a row's window lies inside the kept frames: its columns stay consecutive
-        xs, method, _, _ = solve_penalty_qp(R[cols][:, cols],
-                                            BandRows(pos[first] * k, rows_all, len(cols)), rhs,
-                                            rho, align=k, newton_steps=newton_steps)
+        rows = FrameRows(pos[win[0][0]] * k, wts, frame_all, coef_all, len(cols))
+        xs, method, _, _ = solve_penalty_qp(R[cols][:, cols], rows, rhs, rho,
+                                            newton_steps=newton_steps)
         x = np.zeros(T * k)
         x[cols] = xs
     else:
-        x, method, _, _ = solve_penalty_qp(R, BandRows(lo_all, rows_all, T * k), rhs, rho,
-                                           align=k, newton_steps=newton_steps)
+        x, method, _, _ = solve_penalty_qp(R, FrameRows(lo_frame, wts, frame_all, coef_all, T * k),
+                                           rhs, rho, newton_steps=newton_steps)
     if not np.isfinite(x).all():
         return q, False, method
     x = x.reshape(T, k)

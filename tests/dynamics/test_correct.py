@@ -105,7 +105,8 @@ def test_contact_rows_see_the_root_shift_as_the_detector_would():
     """The contact-keeping rows on the SFU walk: a constant vertical root shift dz raises every
     height row by dz (the smoothed position of a constant is the constant); a horizontal drift
     at 1 m/s along x and along y adds the unit direction of the foot's motion (u_x, u_y)."""
-    from animik.dynamics.correct import _contact_rows
+    from animik.dynamics._penalty_qp import FrameRows
+    from animik.dynamics.correct import _contact_rows, _windows
     from animik.dynamics.filter import DynamicsFilter
 
     raw = animik.read_bvh(SFU)
@@ -113,12 +114,12 @@ def test_contact_rows_see_the_root_shift_as_the_detector_would():
     chk = check_clip(clip)
     T, k = clip.n_frames, 5
     D0, D1 = (savgol_operator(T, clip.fps, 0.1, d) for d in (0, 1))
-    lo, rows, rhs = _contact_rows(DynamicsFilter(clip.skeleton), chk, clip.fps, D0, D1, k)
+    frame, coef, rhs = _contact_rows(DynamicsFilter(clip.skeleton), chk, clip.fps, k)
     n_height = int(chk.check.in_contact.sum())
-    assert len(rows) == len(lo) == len(rhs) > n_height  # the walk has moving-foot rows too
-    G = np.zeros((len(rows), T * k))
-    for i in range(len(rows)):
-        G[i, lo[i]:lo[i] + rows.shape[1]] = rows[i]
+    assert len(coef) == len(frame) == len(rhs) > n_height  # the walk has moving-foot rows too
+    (win, w0), (_, w1) = _windows(D0), _windows(D1)
+    wts = np.stack([w0, w1, np.zeros_like(w0)], axis=1)  # no D2 in these rows
+    G = FrameRows(win * k, wts, frame, coef, T * k).csr.toarray()
     x = np.zeros((T, k))
     x[:, 2] = 0.03
     np.testing.assert_allclose(G[:n_height] @ x.ravel(), 0.03, atol=1e-12)
