@@ -292,3 +292,22 @@ def test_wrench_batch_and_its_velocity_derivative(rig):
         fd = (rnea(skel, q, qd + h * E[:, :, d], qdd).wrench
               - rnea(skel, q, qd - h * E[:, :, d], qdd).wrench) / (2 * h)
         assert np.abs(dW[:, d] - fd).max() < 1e-8 * max(1.0, np.abs(fd).max())
+
+
+def test_bench_rows_of_the_body95_retargets(tmp_path):
+    """``animik bench dynamics``'s per-clip filter rows: a clip on body95's joints is filtered
+    as it is (body95's masses by name), one row per clip with the rounds of the filter; a
+    folder without clips gives one row that says so."""
+    from animik.bench.dynamics import _retarget_rows
+    from animik.io.bvh_compat import write_bvh_compatible
+
+    skel = animik.load_rig("body95")
+    write_bvh_compatible(_sway(skel), str(tmp_path / "sway.bvh"))
+    rows = _retarget_rows(str(tmp_path))
+    assert len(rows) == 1
+    impl, task, value, unit, note = rows[0]
+    assert "sway on body95 (90 frames)" in task and unit == "frames/s" and value > 0
+    assert note.split("infeasible per check ")[1].endswith(", 0]")
+    empty = tmp_path / "none"
+    empty.mkdir()
+    assert np.isnan(_retarget_rows(str(empty))[0][2])
