@@ -208,6 +208,21 @@ def _frame_rmatvec(lo_f, wts, row_frame, coef, y, out):
                 out[o + s * k + j] += acc
 
 
+@nb.njit(cache=True, nogil=True)
+def _frame_expand(wts, row_frame, coef, rows):
+    """The dense spans ``rows (m, n_w k)`` of :class:`FrameRows`' factored rows."""
+    m, D, k = coef.shape
+    nw = wts.shape[2]
+    for i in range(m):
+        f = row_frame[i]
+        for s in range(nw):
+            for j in range(k):
+                acc = 0.0
+                for d in range(D):
+                    acc += wts[f, d, s] * coef[i, d, j]
+                rows[i, s * k + j] = acc
+
+
 class FrameRows:
     """Rows with the clip filter's structure, kept factored: row ``i`` belongs to a frame whose
     window starts at unknown ``lo`` and spans ``n_w`` frames of ``k`` unknowns, and its entry
@@ -248,8 +263,9 @@ class FrameRows:
     def band_rows(self) -> BandRows:
         """The same rows as dense spans (expanded once, then kept)."""
         if self._dense is None:
-            rows = np.einsum("ids,idj->isj", self.wts[self.row_frame], self.coef)
-            self._dense = BandRows(self.lo[self.row_frame], rows.reshape(self.m, self.L), self.n)
+            rows = np.empty((self.m, self.L))
+            _frame_expand(self.wts, self.row_frame, self.coef, rows)
+            self._dense = BandRows(self.lo[self.row_frame], rows, self.n)
         return self._dense
 
     @property

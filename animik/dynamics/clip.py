@@ -14,12 +14,14 @@ from typing import Any, NamedTuple
 
 import numpy as np
 
+from ..errors import SkeletonError
+from ..kinematics import forward_kinematics
 from ..motion import Motion
 from ..semantics.contacts import detect_contacts, estimate_ground, horizontal_speed
 from ..skeleton import Skeleton
 from ._savgol import savgol_matrix
 from .contacts import ContactModel, contact_model_for_clip
-from .inverse import GRAVITY, momentum, rnea
+from .inverse import GRAVITY, rnea
 from .zmp import ContactCheck, FeasibilityError, check_mu, evaluate_wrench, positive_number
 
 DEFAULT_WINDOW = 0.1  # s
@@ -140,6 +142,18 @@ class ClipFeasibility(NamedTuple):
         return np.flatnonzero(~self.check.feasible)
 
 
+def _com_from_fk(skel: Skeleton, fk) -> np.ndarray:
+    """Whole-body centre of mass ``(..., 3)`` from a forward-kinematics result: the segments'
+    COMs ``p_j + R_j c_j`` weighted by mass (:func:`animik.dynamics.inverse.com` without its
+    own kinematics pass; tested equal)."""
+    if not skel.total_mass > 0.0:
+        raise SkeletonError(f"skeleton {skel.name!r} has zero total mass: no centre of mass")
+    m = np.asarray(skel.masses, dtype=float)
+    seg = fk.joint_positions + np.einsum("...jab,jb->...ja", fk.joint_rotations,
+                                         np.asarray(skel.coms, dtype=float))
+    return np.einsum("...ja,j->...a", seg, m) / m.sum()
+
+
 def check_clip(motion: Motion, mu: float = 0.7, in_contact: Any = None,
                floor: float | None = None, method: str = "savgol",
                window: float = DEFAULT_WINDOW, gravity: Any = GRAVITY,
@@ -163,14 +177,16 @@ def check_clip(motion: Motion, mu: float = 0.7, in_contact: Any = None,
     skel = motion.skeleton
     cm = contacts or contact_model_for_clip(skel, motion.q)
     st = clip_states(skel, motion.q, motion.fps, method, window)
-    pts = cm.points(skel, st.q)  # one FK pass for the detector and the checks
+    # one FK pass for the detector, the checks and the centre of mass
+    fk = forward_kinematics(skel, st.q)
+    pts = cm.points(skel, st.q, fk)
     if in_contact is None:
         flags, floor = detect_clip_contacts(skel, st.q, motion.fps, floor, cm, pts)
     else:
         flags = cm.in_contact_mask(in_contact, (st.q.shape[0],))
         floor = 0.0 if floor is None else float(floor)
     res = rnea(skel, st.q, st.qd, st.qdd, gravity)
-    c = momentum(skel, st.q).com
+    c = _com_from_fk(skel, fk)
     chk = evaluate_wrench(skel, res.wrench, pts, flags, c, mu, floor, flight_tol, cm)
     root = np.flatnonzero(skel.parents < 0)[0]
     actuated = np.ones(skel.n_dof, dtype=bool)

@@ -311,3 +311,17 @@ def test_bench_rows_of_the_body95_retargets(tmp_path):
     empty = tmp_path / "none"
     empty.mkdir()
     assert np.isnan(_retarget_rows(str(empty))[0][2])
+
+
+@pytest.mark.parametrize("rig", ["body95", "biped12"])
+def test_check_clip_com_from_its_kinematics_equals_com(rig):
+    """check_clip takes the centre of mass from its one forward-kinematics pass: equal to
+    :func:`animik.dynamics.inverse.com` (the momentum kernel's)."""
+    from animik.dynamics.clip import _com_from_fk
+    from animik.dynamics.inverse import com
+    from animik.kinematics import forward_kinematics
+
+    skel = animik.load_rig(rig)
+    q = skel.rest_q + 0.3 * np.random.default_rng(3).normal(size=(2, 4, skel.n_dof))
+    np.testing.assert_allclose(_com_from_fk(skel, forward_kinematics(skel, q)), com(skel, q),
+                               atol=1e-12)
