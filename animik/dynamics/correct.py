@@ -160,6 +160,10 @@ def _modes_batch(Aw: np.ndarray, S: np.ndarray, root_slides: np.ndarray, upper: 
 # 02_01 three frames short.
 W_SMOOTH = 1e3
 
+# Step (m of root or of centre of mass) of the forward differences of d W / d q along the modes;
+# a module constant so the round-off study of docs/dynamics.md 6d can vary it.
+_FD_EPS = 1e-6
+
 
 @dataclass
 class _Setup:
@@ -448,7 +452,7 @@ def _linearise(filt, chk, motion, slides, upper, ops, mu_in, dirs, weight, mode_
     md = np.concatenate([slides, upper])
     E_all[:, md] = _moving_average(E_all[:, md], max(1, int(round(mode_window * motion.fps))))
     Bd = np.zeros((3, T, 6, k))  # d W / d (q, qd, qdd) along the modes
-    eps = 1e-6
+    eps = _FD_EPS
     # d W / d qdd is exact (A_w E); d W / d qd of the lean modes exact too (forward mode through
     # the wrench pass, :func:`wrench_batch`); d W / d q (modes 2..4: a horizontal root shift
     # moves the support polygon with the ZMP) by forward differences, all perturbed states of
