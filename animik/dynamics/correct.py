@@ -161,8 +161,10 @@ def _modes_batch(Aw: np.ndarray, S: np.ndarray, root_slides: np.ndarray, upper: 
 W_SMOOTH = 1e3
 
 # Step (m of root or of centre of mass) of the forward differences of d W / d q along the modes;
-# a module constant so the round-off study of docs/dynamics.md 6d can vary it.
+# a module constant so the round-off study of docs/dynamics.md 6e can vary it (as _QP_TOL).
 _FD_EPS = 1e-6
+# The QP solver's interior-point tolerance (:func:`solve_penalty_qp`; section 6c).
+_QP_TOL = 1e-8
 
 
 @dataclass
@@ -530,12 +532,12 @@ def _qp_step(filt, chk, q, motion, slides, upper, ops, R, mu_in, dirs, weight, m
         # a row's window lies inside the kept frames: its columns stay consecutive
         rows = FrameRows(pos[lo_frame // k] * k, wts, frame_all, coef_all, len(cols))
         xs, method, _, _ = solve_penalty_qp(R[cols][:, cols], rows, rhs, rho,
-                                            newton_steps=newton_steps)
+                                            newton_steps=newton_steps, tol=_QP_TOL)
         x = np.zeros(T * k)
         x[cols] = xs
     else:
         x, method, _, _ = solve_penalty_qp(R, FrameRows(lo_frame, wts, frame_all, coef_all, T * k),
-                                           rhs, rho, newton_steps=newton_steps)
+                                           rhs, rho, newton_steps=newton_steps, tol=_QP_TOL)
     if not np.isfinite(x).all():
         return q, False, method
     x = x.reshape(T, k)
