@@ -15,6 +15,9 @@ Rows:
    frames) and on a longer clip retargeted onto body95 (louise's first 800 frames).
 5. ``animik feasibility`` as a user runs it: a subprocess on a shared mocap clip retargeted
    onto the rig (wall time incl. interpreter start-up, imports, reading, retargeting, I/O).
+6. The filter's inner loop on every shared mocap clip retargeted onto body95 (as ``animik
+   filter X.bvh --model body95`` reads the output of ``animik retarget --to body95``): warm
+   frames/s, wall and CPU, with the rounds' infeasible counts (docs/dynamics.md section 6d).
 
 Benchmarks print tables; they never fail on speed.
 """
@@ -71,6 +74,11 @@ def add_parser(subparsers) -> argparse.ArgumentParser:
     p.add_argument("--long-clip", default=str(DEFAULT_LONG_CLIP),
                    help="long BVH clip for the filter rows, retargeted onto body95 first "
                         "(start-up amortised over many frames); '' to skip")
+    p.add_argument("--retargets", default=str(DEFAULT_CLIP.parents[1]),
+                   help="directory of BVH clips for the per-clip filter rows: clips already "
+                        "retargeted onto body95 (`animik retarget --to body95` output; any "
+                        "*.retarget.json beside them) are used as they are, others are "
+                        "retargeted first; '' to skip")
     p.add_argument("--no-peers", action="store_true", help="skip pinocchio and MuJoCo")
     p.add_argument("--no-command", action="store_true", help="skip the whole-command row")
     p.set_defaults(func=run_cli)
@@ -78,8 +86,8 @@ def add_parser(subparsers) -> argparse.ArgumentParser:
 
 
 def run(rig: str = "body95", frames: int = 20_000, peers: bool = True, clip: str | None = None,
-        seed: int = 0, filter_clip: str | None = None, long_clip: str | None = None
-        ) -> list[tuple]:
+        seed: int = 0, filter_clip: str | None = None, long_clip: str | None = None,
+        retargets: str | None = None) -> list[tuple]:
     """Run the benchmark; rows ``(implementation, task, value, unit, note)``."""
 
     skel = load_rig(rig)
@@ -128,6 +136,44 @@ def run(rig: str = "body95", frames: int = 20_000, peers: bool = True, clip: str
         rows += _command_rows(clip, rig)
     if filter_clip:
         rows += _filter_rows(filter_clip, long_clip)
+    if retargets:
+        rows += _retarget_rows(retargets)
+    return rows
+
+
+def _retarget_rows(folder: str) -> list[tuple]:
+    """The filter's inner loop (:func:`correct_clip`, warm) on every BVH clip under ``folder``
+    on body95: a clip already on body95 (its joints are body95's, as ``animik retarget --to
+    body95`` writes them) is given body95's masses by name as ``--model body95`` does; any
+    other clip is retargeted onto body95 and written / read back as BVH first."""
+    rows: list[tuple] = []
+    paths = sorted(Path(folder).rglob("*.bvh")) if Path(folder).is_dir() else []
+    if not paths:
+        return [("animik correct_clip()", "filter, body95 retargets", float("nan"), "frames/s",
+                 f"no BVH clips under {folder}")]
+    rig = load_rig("body95")
+    with tempfile.TemporaryDirectory() as tmp:
+        for path in paths:
+            src = read_bvh(str(path))
+            if set(src.skeleton.joint_names) != set(rig.joint_names):
+                out = os.path.join(tmp, path.name)
+                write_bvh_compatible(retarget(src, rig), out)
+                src = read_bvh(out)
+            motion = Motion(with_model_of(src.skeleton, rig), src.q, src.fps)
+            correct_clip(motion)  # first use: numba cache loads
+            best = None
+            for _ in range(2):
+                c0, t0 = time.process_time(), time.perf_counter()
+                res = correct_clip(motion)
+                wall, cpu = time.perf_counter() - t0, time.process_time() - c0
+                best = (wall, cpu) if best is None or cpu < best[1] else best
+            T = motion.n_frames
+            rounds = [h[0] for h in res.history]
+            rows.append(("animik correct_clip()",
+                         f"filter inner loop, {path.stem} on body95 ({T} frames), warm",
+                         T / best[0], "frames/s",
+                         f"CPU {T / max(best[1], 1e-9):.0f} frames/s; infeasible per check "
+                         f"{rounds}"))
     return rows
 
 
@@ -342,7 +388,8 @@ def run_cli(args: argparse.Namespace) -> int:
         return 2
     rows = run(args.rig, args.frames, not args.no_peers, None if args.no_command else args.clip,
                filter_clip=None if args.no_command else args.filter_clip,
-               long_clip=None if args.no_command else (args.long_clip or None))
+               long_clip=None if args.no_command else (args.long_clip or None),
+               retargets=args.retargets or None)
     print(format_table(["implementation", "task", "value", "unit", "note"],
                        [[a, b, round(c, 2) if c == c else "n/a", d, e] for a, b, c, d, e in rows],
                        title=f"animik bench dynamics: rig {args.rig} "

@@ -432,3 +432,115 @@ def filter_terms_batch(Q, QD, QDD, g, parents, offsets, rest_rots, dof_start, do
         if full:
             Aw_out[t] = Aw
             S_out[t] = S
+
+
+@nb.njit(**_JIT)
+def wrench_batch(Q, QD, QDD, ED, g, parents, offsets, rest_rots, dof_start, dof_type, dof_axis,
+                 masses, coms, inertias, W, dW):
+    """The root wrench ``W (N, 6)`` of states ``Q, QD, QDD (N, n)`` and its derivatives along
+    velocity directions ``ED (N, n, m)``: ``dW (N, m, 6) = dW/dqd . ED[:, :, i]``.
+
+    The forward pass of :func:`filter_terms` with the accelerations ``qdd`` in the body
+    accelerations -- ``W = sum_j I_j (a_j - g) + v_j x* I_j v_j`` (Featherstone eq. 5.9 summed
+    over the bodies), equal to ``Aw qdd + bias`` without forming the composite inertias or
+    ``Aw`` -- and its forward-mode derivative in ``qd`` (``W`` is quadratic in ``qd``:
+    ``dv = S e``, ``da = dv x S qd + v x S e``, ``df = I da + dv x* I v + v x* I dv``), exact,
+    where finite differences of the wrench pass carried ``eps`` truncation and round-off.
+    """
+    N, n = Q.shape
+    m_dir = ED.shape[2]
+    J = parents.shape[0]
+    Rw = np.empty((J, 3, 3))
+    pw = np.empty((J, 3))
+    S = np.empty((n, 6))
+    V = np.empty((J, 6))
+    A = np.empty((J, 6))
+    dV = np.empty((J, m_dir, 6))
+    dA = np.empty((J, m_dir, 6))
+    c = np.empty(3)
+    Ic = np.empty((3, 3))
+    h = np.empty(6)
+    dh = np.empty(6)
+    v = np.empty(6)
+    a = np.empty(6)
+    dv = np.empty((m_dir, 6))
+    da = np.empty((m_dir, 6))
+    f = np.empty(6)
+    df = np.empty(6)
+    for t in range(N):
+        _pose_axes(Q[t], parents, offsets, rest_rots, dof_start, dof_type, dof_axis, Rw, pw, S)
+        for i in range(6):
+            W[t, i] = 0.0
+            for d in range(m_dir):
+                dW[t, d, i] = 0.0
+        for j in range(J):
+            p = parents[j]
+            for i in range(6):
+                v[i] = 0.0 if p < 0 else V[p, i]
+                a[i] = 0.0 if p < 0 else A[p, i]
+                for d in range(m_dir):
+                    dv[d, i] = 0.0 if p < 0 else dV[p, d, i]
+                    da[d, i] = 0.0 if p < 0 else dA[p, d, i]
+            for k in range(dof_start[j], dof_start[j + 1]):
+                s = S[k]
+                qk = QD[t, k]
+                ak = QDD[t, k]
+                for d in range(m_dir):
+                    # d/dqd of (v x s) qk = (dv x s) qk + (v x s) e_k, before v moves on
+                    ek = ED[t, k, d]
+                    x0, x1, x2 = dv[d, 0], dv[d, 1], dv[d, 2]
+                    da[d, 0] += (x1 * s[2] - x2 * s[1]) * qk + (v[1] * s[2] - v[2] * s[1]) * ek
+                    da[d, 1] += (x2 * s[0] - x0 * s[2]) * qk + (v[2] * s[0] - v[0] * s[2]) * ek
+                    da[d, 2] += (x0 * s[1] - x1 * s[0]) * qk + (v[0] * s[1] - v[1] * s[0]) * ek
+                    da[d, 3] += (x1 * s[5] - x2 * s[4] + dv[d, 4] * s[2] - dv[d, 5] * s[1]) * qk \
+                        + (v[1] * s[5] - v[2] * s[4] + v[4] * s[2] - v[5] * s[1]) * ek
+                    da[d, 4] += (x2 * s[3] - x0 * s[5] + dv[d, 5] * s[0] - dv[d, 3] * s[2]) * qk \
+                        + (v[2] * s[3] - v[0] * s[5] + v[5] * s[0] - v[3] * s[2]) * ek
+                    da[d, 5] += (x0 * s[4] - x1 * s[3] + dv[d, 3] * s[1] - dv[d, 4] * s[0]) * qk \
+                        + (v[0] * s[4] - v[1] * s[3] + v[3] * s[1] - v[4] * s[0]) * ek
+                    for i in range(6):
+                        dv[d, i] += s[i] * ek
+                w0, w1, w2 = v[0], v[1], v[2]
+                a[0] += (w1 * s[2] - w2 * s[1]) * qk + s[0] * ak
+                a[1] += (w2 * s[0] - w0 * s[2]) * qk + s[1] * ak
+                a[2] += (w0 * s[1] - w1 * s[0]) * qk + s[2] * ak
+                a[3] += (w1 * s[5] - w2 * s[4] + v[4] * s[2] - v[5] * s[1]) * qk + s[3] * ak
+                a[4] += (w2 * s[3] - w0 * s[5] + v[5] * s[0] - v[3] * s[2]) * qk + s[4] * ak
+                a[5] += (w0 * s[4] - w1 * s[3] + v[3] * s[1] - v[4] * s[0]) * qk + s[5] * ak
+                for i in range(6):
+                    v[i] += s[i] * qk
+            for i in range(6):
+                V[j, i] = v[i]
+                A[j, i] = a[i]
+                for d in range(m_dir):
+                    dV[j, d, i] = dv[d, i]
+                    dA[j, d, i] = da[d, i]
+            a[3] -= g[0]
+            a[4] -= g[1]
+            a[5] -= g[2]
+            mj = masses[j]
+            _body_inertia(j, Rw, pw, masses, coms, inertias, c, Ic)
+            _inertia_times(mj, c, Ic, a, f)
+            _inertia_times(mj, c, Ic, v, h)
+            w0, w1, w2 = v[0], v[1], v[2]
+            W[t, 0] += f[0] + w1 * h[2] - w2 * h[1] + v[4] * h[5] - v[5] * h[4]
+            W[t, 1] += f[1] + w2 * h[0] - w0 * h[2] + v[5] * h[3] - v[3] * h[5]
+            W[t, 2] += f[2] + w0 * h[1] - w1 * h[0] + v[3] * h[4] - v[4] * h[3]
+            W[t, 3] += f[3] + w1 * h[5] - w2 * h[4]
+            W[t, 4] += f[4] + w2 * h[3] - w0 * h[5]
+            W[t, 5] += f[5] + w0 * h[4] - w1 * h[3]
+            for d in range(m_dir):
+                # df = I da + dv x* (I v) + v x* (I dv)
+                _inertia_times(mj, c, Ic, da[d], df)
+                _inertia_times(mj, c, Ic, dv[d], dh)
+                x0, x1, x2 = dv[d, 0], dv[d, 1], dv[d, 2]
+                y3, y4, y5 = dv[d, 3], dv[d, 4], dv[d, 5]
+                dW[t, d, 0] += df[0] + x1 * h[2] - x2 * h[1] + y4 * h[5] - y5 * h[4] \
+                    + w1 * dh[2] - w2 * dh[1] + v[4] * dh[5] - v[5] * dh[4]
+                dW[t, d, 1] += df[1] + x2 * h[0] - x0 * h[2] + y5 * h[3] - y3 * h[5] \
+                    + w2 * dh[0] - w0 * dh[2] + v[5] * dh[3] - v[3] * dh[5]
+                dW[t, d, 2] += df[2] + x0 * h[1] - x1 * h[0] + y3 * h[4] - y4 * h[3] \
+                    + w0 * dh[1] - w1 * dh[0] + v[3] * dh[4] - v[4] * dh[3]
+                dW[t, d, 3] += df[3] + x1 * h[5] - x2 * h[4] + w1 * dh[5] - w2 * dh[4]
+                dW[t, d, 4] += df[4] + x2 * h[3] - x0 * h[5] + w2 * dh[3] - w0 * dh[5]
+                dW[t, d, 5] += df[5] + x0 * h[4] - x1 * h[3] + w0 * dh[4] - w1 * dh[3]

@@ -58,6 +58,44 @@ def _gram_band(lo, rows, theta, ab):
                 out[c] += gd[c] * g[c]
 
 
+@nb.njit(cache=True, nogil=True)
+def _band_matvec(lo, rows, x, out):
+    """``out = G x`` for the dense-span rows of :class:`BandRows`."""
+    m, L = rows.shape
+    for i in range(m):
+        o = lo[i]
+        acc = 0.0
+        for c in range(L):
+            acc += rows[i, c] * x[o + c]
+        out[i] = acc
+
+
+@nb.njit(cache=True, nogil=True)
+def _band_rmatvec(lo, rows, y, out):
+    """``out = G' y`` for the dense-span rows of :class:`BandRows`."""
+    m, L = rows.shape
+    out[:] = 0.0
+    for i in range(m):
+        o = lo[i]
+        yi = y[i]
+        if yi == 0.0:
+            continue
+        for c in range(L):
+            out[o + c] += yi * rows[i, c]
+
+
+class _Transposed:
+    """``G'`` of a :class:`BandRows` as an operator: ``G.T @ y``."""
+
+    def __init__(self, g: BandRows):
+        self.g = g
+
+    def __matmul__(self, y: np.ndarray) -> np.ndarray:
+        out = np.empty(self.g.n)
+        _band_rmatvec(self.g.lo, self.g.rows, np.ascontiguousarray(y, dtype=float), out)
+        return out
+
+
 class BandRows:
     """The rows of ``G`` as dense spans: row ``i`` is ``rows[i]`` placed at columns
     ``lo[i] .. lo[i] + L - 1`` of an ``(m, n)`` matrix (explicit zeros allowed). The clip
@@ -69,10 +107,31 @@ class BandRows:
         m, L = self.rows.shape
         if m and (self.lo.min() < 0 or self.lo.max() + L > n):
             raise ValueError(f"band rows of width {L} must lie within {n} columns")
-        self.n, self.L = n, L
+        self.n, self.L, self.m = n, L, m
+        self.shape = (m, n)
+
+    @property
+    def csr(self) -> sp.csr_matrix:
+        """The rows as a scipy CSR matrix (explicit zeros kept)."""
+        m, L = self.rows.shape
         cols = (self.lo[:, None] + np.arange(L)[None, :]).ravel()
-        self.csr = sp.csr_matrix((self.rows.ravel(), cols, np.arange(0, m * L + 1, L)),
-                                 shape=(m, n))
+        return sp.csr_matrix((self.rows.ravel(), cols, np.arange(0, m * L + 1, L)),
+                             shape=(m, self.n))
+
+    def __matmul__(self, x: np.ndarray) -> np.ndarray:
+        """``G x`` (a numba loop over the dense spans: no index arrays, unlike CSR)."""
+        out = np.empty(self.m)
+        _band_matvec(self.lo, self.rows, np.ascontiguousarray(x, dtype=float), out)
+        return out
+
+    @property
+    def T(self) -> _Transposed:
+        """``G'`` as an operator (``G.T @ y``)."""
+        return _Transposed(self)
+
+    def sq_norms(self) -> np.ndarray:
+        """``|g_i|^2`` of every row ``(m,)``."""
+        return np.einsum("ij,ij->i", self.rows, self.rows)
 
     @classmethod
     def from_sparse(cls, G: sp.spmatrix, n: int, align: int = 1) -> BandRows:
@@ -97,6 +156,154 @@ class BandRows:
         ab = np.zeros((u + 1, self.n))
         _gram_band(self.lo, self.rows, np.ascontiguousarray(theta, dtype=float), ab)
         return ab
+
+
+@nb.njit(cache=True, nogil=True)
+def _frame_matvec(lo_f, wts, row_frame, coef, x, out):
+    """``out = G x`` for :class:`FrameRows`: each frame's window contracted with its weights
+    once (``Z (F, D, k)``), then every row is a dot product of length ``D k``."""
+    F, D, nw = wts.shape
+    m, _, k = coef.shape
+    Z = np.empty((F, D, k))
+    for f in range(F):
+        o = lo_f[f]
+        for d in range(D):
+            for j in range(k):
+                acc = 0.0
+                for s in range(nw):
+                    acc += wts[f, d, s] * x[o + s * k + j]
+                Z[f, d, j] = acc
+    for i in range(m):
+        f = row_frame[i]
+        acc = 0.0
+        for d in range(D):
+            for j in range(k):
+                acc += coef[i, d, j] * Z[f, d, j]
+        out[i] = acc
+
+
+@nb.njit(cache=True, nogil=True)
+def _frame_rmatvec(lo_f, wts, row_frame, coef, y, out):
+    """``out = G' y`` for :class:`FrameRows`: the rows' coefficients summed per frame
+    (``Y (F, D, k)``), then spread over each frame's window once."""
+    F, D, nw = wts.shape
+    m, _, k = coef.shape
+    Y = np.zeros((F, D, k))
+    for i in range(m):
+        yi = y[i]
+        if yi == 0.0:
+            continue
+        f = row_frame[i]
+        for d in range(D):
+            for j in range(k):
+                Y[f, d, j] += yi * coef[i, d, j]
+    out[:] = 0.0
+    for f in range(F):
+        o = lo_f[f]
+        for s in range(nw):
+            for j in range(k):
+                acc = 0.0
+                for d in range(D):
+                    acc += wts[f, d, s] * Y[f, d, j]
+                out[o + s * k + j] += acc
+
+
+@nb.njit(cache=True, nogil=True)
+def _frame_expand(wts, row_frame, coef, rows):
+    """The dense spans ``rows (m, n_w k)`` of :class:`FrameRows`' factored rows."""
+    m, D, k = coef.shape
+    nw = wts.shape[2]
+    for i in range(m):
+        f = row_frame[i]
+        for s in range(nw):
+            for j in range(k):
+                acc = 0.0
+                for d in range(D):
+                    acc += wts[f, d, s] * coef[i, d, j]
+                rows[i, s * k + j] = acc
+
+
+class FrameRows:
+    """Rows with the clip filter's structure, kept factored: row ``i`` belongs to a frame whose
+    window starts at unknown ``lo`` and spans ``n_w`` frames of ``k`` unknowns, and its entry
+    at ``(s, j)`` of the window is ``sum_d wts[f, d, s] coef[i, d, j]`` (the frame's
+    Savitzky-Golay weights of derivative ``d`` times the row's coefficients of that
+    derivative's mode ``j``). ``G x`` and ``G' y`` then cost half the dense spans'
+    (:class:`BandRows`): the window is contracted once per frame, not per row. ``G' diag(theta)
+    G`` is assembled from the dense spans, expanded once (a frame's block through the
+    factored form, ``sum_{d,e} (w_d w_e') (x) (C_d' Theta C_e)``, is no less work at the
+    filter's ~13 rows a frame, and its band writes do not vectorise).
+
+    Args:
+        lo: ``(F,)`` first unknown of each frame's window.
+        wts: ``(F, D, n_w)`` each frame's window weights.
+        row_frame: ``(m,)`` each row's frame (index into ``lo`` / ``wts``).
+        coef: ``(m, D, k)`` each row's coefficients.
+        n: number of unknowns.
+    """
+
+    def __init__(self, lo: np.ndarray, wts: np.ndarray, row_frame: np.ndarray,
+                 coef: np.ndarray, n: int):
+        row_frame = np.asarray(row_frame, dtype=np.int64)
+        used, inv = np.unique(row_frame, return_inverse=True)  # only the frames with rows
+        self.lo = np.ascontiguousarray(np.asarray(lo, dtype=np.int64)[used])
+        self.wts = np.ascontiguousarray(np.asarray(wts, dtype=float)[used])
+        self.row_frame = np.ascontiguousarray(inv.reshape(-1), dtype=np.int64)
+        self.coef = np.ascontiguousarray(coef, dtype=float)
+        F, D, nw = self.wts.shape
+        m, D2, k = self.coef.shape
+        if D2 != D or len(self.row_frame) != m:
+            raise ValueError(f"coef {self.coef.shape} does not match {m} rows of {D} weights")
+        self.k, self.n, self.m, self.L = k, n, m, nw * k
+        self.shape = (m, n)
+        if F and (self.lo.min() < 0 or self.lo.max() + self.L > n):
+            raise ValueError(f"frame windows of width {self.L} must lie within {n} columns")
+        self._dense: BandRows | None = None
+
+    def band_rows(self) -> BandRows:
+        """The same rows as dense spans (expanded once, then kept)."""
+        if self._dense is None:
+            rows = np.empty((self.m, self.L))
+            _frame_expand(self.wts, self.row_frame, self.coef, rows)
+            self._dense = BandRows(self.lo[self.row_frame], rows, self.n)
+        return self._dense
+
+    @property
+    def csr(self) -> sp.csr_matrix:
+        return self.band_rows().csr
+
+    def __matmul__(self, x: np.ndarray) -> np.ndarray:
+        out = np.empty(self.m)
+        _frame_matvec(self.lo, self.wts, self.row_frame, self.coef,
+                      np.ascontiguousarray(x, dtype=float), out)
+        return out
+
+    @property
+    def T(self) -> _FrameTransposed:
+        return _FrameTransposed(self)
+
+    def sq_norms(self) -> np.ndarray:
+        """``|g_i|^2 = sum_{d,e} (w_d . w_e) (c_d . c_e)`` of every row ``(m,)``."""
+        ww = np.einsum("fds,fes->fde", self.wts, self.wts)[self.row_frame]
+        return np.einsum("ide,idj,iej->i", ww, self.coef, self.coef)
+
+    def gram_banded(self, theta: np.ndarray, u: int) -> np.ndarray:
+        """``G' diag(theta) G`` in lower banded storage ``(u + 1, n)`` (``u >= L - 1``)."""
+        return self.band_rows().gram_banded(theta, u)
+
+
+class _FrameTransposed:
+    """``G'`` of a :class:`FrameRows` as an operator: ``G.T @ y``."""
+
+    def __init__(self, g: FrameRows):
+        self.g = g
+
+    def __matmul__(self, y: np.ndarray) -> np.ndarray:
+        g = self.g
+        out = np.empty(g.n)
+        _frame_rmatvec(g.lo, g.wts, g.row_frame, g.coef, np.ascontiguousarray(y, dtype=float),
+                       out)
+        return out
 
 
 def _banded_lower(H: sp.spmatrix, u: int) -> np.ndarray:
@@ -143,7 +350,7 @@ def _bandwidth(R: sp.spmatrix) -> int:
     return int(np.abs(C.row - C.col).max()) if C.nnz else 0
 
 
-def solve_penalty_qp(R: sp.spmatrix, G: sp.spmatrix | BandRows, b: np.ndarray, rho: float,
+def solve_penalty_qp(R: sp.spmatrix, G: sp.spmatrix | BandRows | FrameRows, b: np.ndarray, rho: float,
                      align: int = 1, newton_steps: int = 6, tol: float = 1e-8,
                      max_iter: int = 60, drop: float = 1e-5
                      ) -> tuple[np.ndarray, str, int, bool]:
@@ -151,7 +358,8 @@ def solve_penalty_qp(R: sp.spmatrix, G: sp.spmatrix | BandRows, b: np.ndarray, r
 
     Args:
         R: ``(N, N)`` symmetric positive definite, banded in the unknowns' order.
-        G: ``(m, N)`` rows (sparse, or :class:`BandRows`), each nonzero on a span of columns.
+        G: ``(m, N)`` rows (sparse, :class:`BandRows` or :class:`FrameRows`), each nonzero on
+            a span of columns.
         b: ``(m,)`` right-hand sides.
         rho: penalty weight (> 0).
         align: a sparse ``G``'s rows are stored from a multiple of ``align`` (a frame's
@@ -168,12 +376,12 @@ def solve_penalty_qp(R: sp.spmatrix, G: sp.spmatrix | BandRows, b: np.ndarray, r
     """
     N = R.shape[0]
     R = sp.csr_matrix(R)
-    blocks = G if isinstance(G, BandRows) else BandRows.from_sparse(G, N, align)
-    G = blocks.csr
+    blocks = G if isinstance(G, (BandRows, FrameRows)) else BandRows.from_sparse(G, N, align)
+    G = blocks
     b = np.asarray(b, dtype=float)
     u = max(_bandwidth(R), blocks.L - 1)  # the band of R + G'G
     R_ab = _banded_lower(R, u)
-    GT = G.T.tocsr()
+    GT = G.T
 
     def factor_solve(theta: np.ndarray):
         cb = sla.cholesky_banded(R_ab + blocks.gram_banded(theta, u), lower=True,
@@ -218,7 +426,7 @@ def solve_penalty_qp(R: sp.spmatrix, G: sp.spmatrix | BandRows, b: np.ndarray, r
     lam = np.full(m, 0.1)
     nu = np.full(m, 0.1)
     scale = 1.0 + np.abs(b).max(initial=0.0)
-    g2 = np.asarray(G.multiply(G).sum(axis=1)).ravel()  # |g_i|^2
+    g2 = blocks.sq_norms()  # |g_i|^2
     r_min = float(R.diagonal().min())
     for it in range(1, max_iter + 1):
         rx = R @ x + GT @ lam

@@ -12,6 +12,7 @@ window (scipy's ``mode="interp"``). Tested against ``scipy.signal.savgol_filter`
 
 from __future__ import annotations
 
+import functools
 import math
 
 import numpy as np
@@ -38,9 +39,13 @@ def _fit_rows(n: int, order: int, deriv: int, delta: float) -> np.ndarray:
     return (Vd @ pinv) / delta ** deriv
 
 
+@functools.lru_cache(maxsize=64)
 def savgol_matrix(T: int, n: int, order: int, deriv: int, delta: float) -> sp.csr_matrix:
     """The ``(T, T)`` operator ``D`` with ``D @ q == savgol_filter(q, n, order, deriv, delta,
-    axis=0, mode="interp")`` (``n`` odd, ``order < n <= T``)."""
+    axis=0, mode="interp")`` (``n`` odd, ``order < n <= T``).
+
+    Cached (the clip filter's rounds check clips of one length again and again): the matrix
+    is shared, so its arrays are read-only."""
     rows = _fit_rows(n, order, deriv, delta)
     half = n // 2
     t = np.arange(T)
@@ -49,7 +54,10 @@ def savgol_matrix(T: int, n: int, order: int, deriv: int, delta: float) -> sp.cs
     data = rows[idx]  # (T, n)
     cols = start[:, None] + np.arange(n)[None, :]
     indptr = np.arange(0, T * n + 1, n)
-    return sp.csr_matrix((data.ravel(), cols.ravel(), indptr), shape=(T, T))
+    D = sp.csr_matrix((data.ravel(), cols.ravel(), indptr), shape=(T, T))
+    for arr in (D.data, D.indices, D.indptr):
+        arr.flags.writeable = False
+    return D
 
 
 def savgol_apply(q: np.ndarray, n: int, order: int, deriv: int, delta: float) -> np.ndarray:

@@ -14,12 +14,14 @@ from typing import Any, NamedTuple
 
 import numpy as np
 
+from ..errors import SkeletonError
+from ..kinematics import forward_kinematics
 from ..motion import Motion
 from ..semantics.contacts import detect_contacts, estimate_ground, horizontal_speed
 from ..skeleton import Skeleton
 from ._savgol import savgol_matrix
 from .contacts import ContactModel, contact_model_for_clip
-from .inverse import GRAVITY, momentum, rnea
+from .inverse import GRAVITY, rnea
 from .supports import SupportSet
 from .zmp import ContactCheck, FeasibilityError, check_mu, evaluate_wrench, positive_number
 
@@ -83,17 +85,18 @@ def clip_states(skel: Skeleton, q: Any, fps: float, method: str = "savgol",
 
 
 def detect_clip_contacts(skel: Skeleton, q: np.ndarray, fps: float,
-                         floor: float | None = None, contacts: ContactModel | None = None
-                         ) -> tuple[np.ndarray, float]:
+                         floor: float | None = None, contacts: ContactModel | None = None,
+                         points: np.ndarray | None = None) -> tuple[np.ndarray, float]:
     """Contact flags ``(T, A)`` per contact area of a clip, and the floor height used.
 
     An area's height is its lowest point above the floor, its speed the horizontal speed of
     its points' mean; the retargeter's detector (:func:`animik.semantics.contacts.detect_contacts`,
     hysteresis and minimum durations) turns them into flags. ``floor=None`` estimates a level
-    floor from the clip (:func:`animik.semantics.contacts.estimate_ground`).
+    floor from the clip (:func:`animik.semantics.contacts.estimate_ground`). ``points``: the
+    contact points ``cm.points(skel, q)`` when the caller has them already.
     """
     cm = contacts or contact_model_for_clip(skel, q)
-    pts = cm.points(skel, q)  # (T, P, 3)
+    pts = cm.points(skel, q) if points is None else points  # (T, P, 3)
     A = cm.n_areas
     low = np.stack([pts[:, cm.point_area == a, 2].min(axis=1) for a in range(A)], axis=1)
     mid = np.stack([pts[:, cm.point_area == a].mean(axis=1) for a in range(A)], axis=1)
@@ -118,6 +121,8 @@ class ClipFeasibility(NamedTuple):
         contacts: the :class:`~animik.dynamics.contacts.ContactModel` used.
         supports: the :class:`~animik.dynamics.supports.SupportSet` used (``None``: the floor
             only).
+        points: ``(T, P, 3)`` world contact points at ``states.q`` (the clip filter reuses
+            them instead of another forward-kinematics pass).
     """
 
     check: ContactCheck
@@ -130,6 +135,7 @@ class ClipFeasibility(NamedTuple):
     states: ClipStates
     contacts: ContactModel
     supports: SupportSet | None = None
+    points: np.ndarray | None = None
 
     @property
     def feasible(self) -> np.ndarray:
@@ -138,6 +144,18 @@ class ClipFeasibility(NamedTuple):
     @property
     def infeasible_frames(self) -> np.ndarray:
         return np.flatnonzero(~self.check.feasible)
+
+
+def _com_from_fk(skel: Skeleton, fk) -> np.ndarray:
+    """Whole-body centre of mass ``(..., 3)`` from a forward-kinematics result: the segments'
+    COMs ``p_j + R_j c_j`` weighted by mass (:func:`animik.dynamics.inverse.com` without its
+    own kinematics pass; tested equal)."""
+    if not skel.total_mass > 0.0:
+        raise SkeletonError(f"skeleton {skel.name!r} has zero total mass: no centre of mass")
+    m = np.asarray(skel.masses, dtype=float)
+    seg = fk.joint_positions + np.einsum("...jab,jb->...ja", fk.joint_rotations,
+                                         np.asarray(skel.coms, dtype=float))
+    return np.einsum("...ja,j->...a", seg, m) / m.sum()
 
 
 def check_clip(motion: Motion, mu: float = 0.7, in_contact: Any = None,
@@ -165,14 +183,16 @@ def check_clip(motion: Motion, mu: float = 0.7, in_contact: Any = None,
     skel = motion.skeleton
     cm = contacts or contact_model_for_clip(skel, motion.q)
     st = clip_states(skel, motion.q, motion.fps, method, window)
+    # one FK pass for the detector, the checks and the centre of mass
+    fk = forward_kinematics(skel, st.q)
+    pts = cm.points(skel, st.q, fk)
     if in_contact is None:
-        flags, floor = detect_clip_contacts(skel, st.q, motion.fps, floor, cm)
+        flags, floor = detect_clip_contacts(skel, st.q, motion.fps, floor, cm, pts)
     else:
         flags = cm.in_contact_mask(in_contact, (st.q.shape[0],))
         floor = 0.0 if floor is None else float(floor)
     res = rnea(skel, st.q, st.qd, st.qdd, gravity)
-    pts = cm.points(skel, st.q)
-    c = momentum(skel, st.q).com
+    c = _com_from_fk(skel, fk)
     sf = supports.at(skel, st.q) if supports is not None and len(supports) else None
     chk = evaluate_wrench(skel, res.wrench, pts, flags, c, mu, floor, flight_tol, cm, sf)
     root = np.flatnonzero(skel.parents < 0)[0]
@@ -187,4 +207,4 @@ def check_clip(motion: Motion, mu: float = 0.7, in_contact: Any = None,
         peak = np.zeros(len(st.q))
         peak_dof = np.zeros(len(st.q), dtype=np.int64)
     return ClipFeasibility(chk, res.tau, peak, peak_dof, float(floor), motion.fps, mu, st, cm,
-                           supports)
+                           supports, pts)

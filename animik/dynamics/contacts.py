@@ -78,9 +78,10 @@ class ContactModel:
             raise UnknownNameError(f"unknown contact area {name!r}; areas are "
                                    f"{names_hint(self.names)}") from None
 
-    def points(self, skel: Skeleton, q: np.ndarray) -> np.ndarray:
-        """World positions ``(..., P, 3)`` of every contact point at poses ``q (..., n_dof)``."""
-        fk = forward_kinematics(skel, q)
+    def points(self, skel: Skeleton, q: np.ndarray, fk=None) -> np.ndarray:
+        """World positions ``(..., P, 3)`` of every contact point at poses ``q (..., n_dof)``
+        (``fk``: their :func:`forward_kinematics`, when the caller has it)."""
+        fk = forward_kinematics(skel, q) if fk is None else fk
         R = fk.joint_rotations[..., self.point_joint, :, :]
         p = fk.joint_positions[..., self.point_joint, :]
         return p + np.einsum("...pab,pb->...pa", R, self.point_local)

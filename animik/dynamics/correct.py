@@ -50,11 +50,11 @@ from ..kinematics import forward_kinematics
 from ..motion import Motion
 from ..semantics.contacts import ContactParams
 from . import _support
-from ._penalty_qp import BandRows, solve_penalty_qp
+from ._penalty_qp import FrameRows, solve_penalty_qp
 from ._savgol import savgol_matrix, window_frames
 from .clip import ClipFeasibility, check_clip
 from .contacts import ContactModel, contact_model_for_clip
-from .filter import DynamicsFilter, FilterOptions, _area_skate, terms_batch
+from .filter import DynamicsFilter, FilterOptions, _area_skate, terms_batch, wrench_batch
 from .smoothness import correction_jitter, root_slides, trunk_dofs
 from .supports import SupportSet
 from .zmp import FeasibilityError
@@ -160,6 +160,12 @@ def _modes_batch(Aw: np.ndarray, S: np.ndarray, root_slides: np.ndarray, upper: 
 # 02_01 three frames short.
 W_SMOOTH = 1e3
 
+# Step (m of root or of centre of mass) of the forward differences of d W / d q along the modes;
+# a module constant so the round-off study of docs/dynamics.md 6e can vary it (as _QP_TOL).
+_FD_EPS = 1e-6
+# The QP solver's interior-point tolerance (:func:`solve_penalty_qp`; section 6c).
+_QP_TOL = 1e-8
+
 
 @dataclass
 class _Setup:
@@ -201,10 +207,10 @@ class _Setup:
                    ops, R, opt.friction_safety * opt.mu * np.cos(np.pi / 8), dirs)
 
     def step(self, chk: ClipFeasibility, q: np.ndarray, motion: Motion, mode_window: float,
-             rho: float) -> tuple[np.ndarray, bool]:
+             rho: float, newton_steps: int = 6) -> tuple[np.ndarray, bool, str]:
         """One round (:func:`_qp_step`) from ``q``, ``chk`` its check."""
         return _qp_step(self.filt, chk, q, motion, self.slides, self.upper, self.ops, self.R,
-                        self.mu_in, self.dirs, self.filt.weight, mode_window, rho)
+                        self.mu_in, self.dirs, self.filt.weight, mode_window, rho, newton_steps)
 
 
 def _better(a: CorrectionResult, b: CorrectionResult) -> CorrectionResult:
@@ -269,6 +275,7 @@ def _rounds(motion: Motion, options: FilterOptions | None, iterations: int, w_po
     best = (T + 1, q)
     first: ClipFeasibility | None = None
     since_best = 0  # rounds since the best one: the rounds still converge slowly (mocapbank)
+    newton_steps = 6  # finite Newton steps before the interior point (see below)
     for _ in range(iterations + 1):
         chk = check_clip(Motion(skel, q, motion.fps), mu=opt.mu, window=opt.window, contacts=cm,
                          supports=supports)
@@ -283,7 +290,11 @@ def _rounds(motion: Motion, options: FilterOptions | None, iterations: int, w_po
         if not (bad & chk.check.in_contact.any(axis=1)).any() or len(history) > iterations \
                 or since_best >= patience:
             break  # frames without a detected contact have no rows: nothing more to do
-        q2, ok = su.step(chk, q, motion, mode_window, rho)
+        q2, ok, method = su.step(chk, q, motion, mode_window, rho, newton_steps)
+        # A QP that needed the interior point (heavy rows hovering at their bounds) is followed
+        # by QPs of the same kind (the rows are the same kinds): the next rounds go straight to
+        # the interior point, whose answer does not depend on the Newton steps it would skip.
+        newton_steps = 0 if method == "ipm" else newton_steps
         if not ok:
             break
         # Trust region: halve the step until no DoF is further than max_change from the input.
@@ -321,7 +332,7 @@ def _windows(D: sp.csr_matrix) -> tuple[np.ndarray, np.ndarray]:
     return D.indices[::n].astype(np.int64), D.data.reshape(T, n)
 
 
-def _contact_rows(filt: DynamicsFilter, chk: ClipFeasibility, fps: float, D0, D1, k: int
+def _contact_rows(filt: DynamicsFilter, chk: ClipFeasibility, fps: float, k: int
                   ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """Rows that keep the check's contact detection where it is: the root shift moves the
     feet, so on every contact frame the area's lowest point must stay below the release height
@@ -329,39 +340,37 @@ def _contact_rows(filt: DynamicsFilter, chk: ClipFeasibility, fps: float, D0, D1
     first frame of a contact, below the entry thresholds (with 10 % room).
 
     Returns:
-        ``(lo, rows, rhs)``: each row dense over its frame's window, ``rows (r, n k)`` starting
-        at unknown ``lo (r,)`` (a :class:`BandRows`), and ``rows x <= rhs``.
+        ``(frame, coef, rhs)``: each row's frame ``(r,)`` and its coefficients ``(r, 3, k)`` on
+        the frame's ``D0, D1, D2`` window weights and the modes (a :class:`FrameRows`), and
+        ``rows x <= rhs``.
     """
     c = chk.check
     cm = chk.contacts
-    pts = cm.points(filt.skel, chk.states.q)
+    pts = cm.points(filt.skel, chk.states.q) if chk.points is None else chk.points
     low = np.stack([pts[:, cm.point_area == a, 2].min(axis=1) for a in range(cm.n_areas)], 1)
     low -= chk.floor
     mid = np.stack([pts[:, cm.point_area == a].mean(axis=1) for a in range(cm.n_areas)], 1)
     vel = np.gradient(mid[..., :2], 1.0 / fps, axis=0)  # (T, A, 2) as the detector sees it
     P = ContactParams()
     start = c.in_contact & ~np.vstack([np.zeros((1, cm.n_areas), bool), c.in_contact[:-1]])
-    win, D0w = _windows(D0)
-    _, D1w = _windows(D1)
-    n_w = D0w.shape[1]
     t, a = np.nonzero(c.in_contact)
     first = start[t, a]
     h_lim = 0.9 * np.where(first, P.height, P.release_height)
     v_lim = 0.9 * np.where(first, P.speed, P.release_speed)
-    # height: low + dz <= h_lim  (dz = the root's vertical shift, mode 2)
-    height = np.zeros((len(t), n_w, k))
-    height[:, :, 2] = D0w[t]
+    # height: low + dz <= h_lim  (dz = the root's vertical shift, mode 2, as D0 sees it)
+    height = np.zeros((len(t), 3, k))
+    height[:, 0, 2] = 1.0
     # speed: u . (v + dv) <= v_lim, dv = the root's velocity (only when it is near the limit)
     v = vel[t, a]
     speed = np.hypot(v[:, 0], v[:, 1])
     fast = speed > 0.5 * v_lim
     u = v[fast] / speed[fast, None]
-    moving = np.zeros((int(fast.sum()), n_w, k))
-    moving[:, :, :2] = D1w[t[fast], :, None] * u[:, None, :]
-    lo = np.concatenate([win[t], win[t[fast]]]) * k
-    rows = np.concatenate([height, moving]).reshape(-1, n_w * k)
+    moving = np.zeros((int(fast.sum()), 3, k))
+    moving[:, 1, :2] = u  # through D1
+    frame = np.concatenate([t, t[fast]])
+    coef = np.concatenate([height, moving])
     rhs = np.concatenate([h_lim - low[t, a], v_lim[fast] - speed[fast]])
-    return lo, rows, rhs
+    return frame, coef, rhs
 
 
 def _check_rows(filt: DynamicsFilter, active: np.ndarray, pts: np.ndarray, mu_in: float,
@@ -422,9 +431,11 @@ def _linearise(filt, chk, motion, slides, upper, ops, mu_in, dirs, weight, mode_
     a pushing normal force), and the rows that keep the check's contact detection.
 
     Returns:
-        ``None`` when no frame has a polygon with an area, else ``(E_all, lo, rows, rhs)``:
-        the modes ``(T, n, 5)`` and the rows ``rows x <= rhs`` (a :class:`BandRows`' spans,
-        each on its frame's Savitzky-Golay window).
+        ``None`` when no frame has a polygon with an area, else ``(E_all, lo_frame, wts,
+        frame_all, coef_all, rhs)``: the modes ``(T, n, 5)`` and the rows ``rows x <= rhs``
+        kept factored (a :class:`FrameRows`: each frame's first window unknown ``lo_frame
+        (T,)``, its ``D0, D1, D2`` window weights ``wts (T, 3, n_w)``, each row's frame and its
+        coefficients ``(r, 3, 5)`` on the weights and the modes).
     """
     D0, D1, D2 = ops
     st = chk.states
@@ -439,31 +450,32 @@ def _linearise(filt, chk, motion, slides, upper, ops, mu_in, dirs, weight, mode_
     E_all = _modes_batch(Aw_all, S_all, slides, upper, filt.skel.total_mass)
     # The modes follow the pose; with IK jitter they jitter too and their own second
     # derivative (E'' x) would dominate the accelerations: smooth them over ``mode_window``.
-    E_all = _moving_average(E_all, max(1, int(round(mode_window * motion.fps))))
+    # (E is zero outside the root's slides and the trunk's DoFs: only those columns)
+    md = np.concatenate([slides, upper])
+    E_all[:, md] = _moving_average(E_all[:, md], max(1, int(round(mode_window * motion.fps))))
     Bd = np.zeros((3, T, 6, k))  # d W / d (q, qd, qdd) along the modes
-    eps = 1e-6
-    # d W / d qdd is exact (A_w E); d W / d qd (all modes) and d W / d q (modes 2..4: a
-    # horizontal root shift moves the support polygon with the ZMP) by forward differences,
-    # all perturbed states of all contact frames in one batch.
+    eps = _FD_EPS
+    # d W / d qdd is exact (A_w E); d W / d qd of the lean modes exact too (forward mode through
+    # the wrench pass, :func:`wrench_batch`); d W / d q (modes 2..4: a horizontal root shift
+    # moves the support polygon with the ZMP) by forward differences, all perturbed states of
+    # all contact frames in one batch of wrench-only passes.
     F = len(contact)
     Ec = E_all[contact]  # (F, n, k)
     qc, vc, ac = st.q[contact], st.qd[contact], st.qdd[contact]
-    Bd[2, contact] = np.einsum("frn,fnk->frk", Aw_all[contact], Ec)
-    W0 = W_all[contact]
+    Bd[2, contact] = np.einsum("frn,fnk->frk", Aw_all[contact][:, :, md], Ec[:, md])
     # d W / d qd of the root's slides (modes 0..2) is zero: a uniform world velocity of every
-    # body changes no force (Galilean invariance, tested), so only the lean modes' velocities
-    # are perturbed -- 5 perturbed states per contact frame instead of 8.
-    pert = [(qc, vc + eps * Ec[:, :, j]) for j in range(3, k)]
-    pert += [(qc + eps * Ec[:, :, j], vc) for j in range(2, k)]
-    Wp = terms_batch(filt, np.concatenate([p[0] for p in pert]),
-                     np.concatenate([p[1] for p in pert]), np.tile(ac, (len(pert), 1)))[0]
+    # body changes no force (Galilean invariance, tested). W0 from the same pass as the
+    # perturbed states (not W_all's A_w qdd + bias: another rounding of the same sum).
+    W0, dWv = wrench_batch(filt, qc, vc, ac, Ec[:, :, 3:])
+    Bd[1, contact, :, 3:] = np.transpose(dWv, (0, 2, 1))
+    pert = [qc + eps * Ec[:, :, j] for j in range(2, k)]
+    Wp = wrench_batch(filt, np.concatenate(pert), np.tile(vc, (len(pert), 1)),
+                      np.tile(ac, (len(pert), 1)))[0]
     Wp = Wp.reshape(len(pert), F, 6)
-    for j in range(3, k):
-        Bd[1, contact, :, j] = (Wp[j - 3] - W0) / eps
     for j in range(2, k):
-        Bd[0, contact, :, j] = (Wp[k - 3 + j - 2] - W0) / eps
-    G, lim, ok = _check_rows(filt, c.in_contact[contact], filt.contacts.points(filt.skel, qc),
-                             mu_in, dirs, h_floor, weight)
+        Bd[0, contact, :, j] = (Wp[j - 2] - W0) / eps
+    pts = filt.contacts.points(filt.skel, qc) if chk.points is None else chk.points[contact]
+    G, lim, ok = _check_rows(filt, c.in_contact[contact], pts, mu_in, dirs, h_floor, weight)
     if not ok.any():
         return None
     G, lim = G[ok], lim[ok]
@@ -472,43 +484,44 @@ def _linearise(filt, chk, motion, slides, upper, ops, mu_in, dirs, weight, mode_
     frames = np.asarray(G_frame)
     rhs = (lim - np.einsum("fra,fa->fr", G, c.wrench[frames])).ravel()
     # Row (f, r) over the unknowns (s, j) of frame f's window: sum_d D_d[f, s] (G_f B_d,f)[r, j]
-    # -- dense on the window (a BandRows), the accelerations the check will see being D2 x.
+    # -- kept factored (a FrameRows: the frame's window weights of D_d, the row's coefficients
+    # G_f B_d,f), the accelerations the check will see being D2 x.
     win = [_windows(D) for D in (D0, D1, D2)]
-    n_w = win[0][1].shape[1]
-    dense = np.zeros((F, rmax, n_w, k))
-    for d in range(3):
-        GB = np.einsum("fra,fak->frk", G, Bd[d, frames])  # (F, rmax, k)
-        dense += win[d][1][frames][:, None, :, None] * GB[:, :, None, :]
-    lo = np.repeat(win[0][0][frames] * k, rmax)
-    dense = dense.reshape(F * rmax, n_w * k)
+    wts = np.stack([w[1] for w in win], axis=1)  # (T, 3, n_w); the windows start alike
+    lo_frame = win[0][0] * k
+    coef = np.stack([np.einsum("fra,fak->frk", G, Bd[d, frames]) for d in range(3)], axis=2)
+    coef = coef.reshape(F * rmax, 3, k)
+    row_frame = np.repeat(frames, rmax)
     # Only rows that can become active within this round's step: ZMP within ~10 cm of an
     # edge (or beyond), friction above half the pyramid, a weak push (value = G W - lim, in
     # weights, 10 cm for the edges); the rest cannot be reached by a small correction and
     # would only slow the solver down.
     keep = np.flatnonzero(np.isfinite(rhs) & (-rhs > -1.0))
-    klo, krows, krhs = _contact_rows(filt, chk, motion.fps, D0, D1, k)
+    kframe, kcoef, krhs = _contact_rows(filt, chk, motion.fps, k)
     # Losing a contact makes a frame unfixable (no rows in flight): these rows x 100, so their
     # slacks cost 10^4 x more than the wrench rows' (the penalty is quadratic).
-    lo_all = np.concatenate([lo[keep], klo])
-    rows_all = np.concatenate([dense[keep], 100.0 * krows])
+    frame_all = np.concatenate([row_frame[keep], kframe])
+    coef_all = np.concatenate([coef[keep], 100.0 * kcoef])
     rhs = np.concatenate([rhs[keep], 100.0 * krhs])
-    return E_all, lo_all, rows_all, rhs
+    return E_all, lo_frame, wts, frame_all, coef_all, rhs
 
 
-def _qp_step(filt, chk, q, motion, slides, upper, ops, R, mu_in, dirs, weight, mode_window, rho):
+def _qp_step(filt, chk, q, motion, slides, upper, ops, R, mu_in, dirs, weight, mode_window, rho,
+             newton_steps=6):
     """One sequential-QP round (:func:`_linearise`), with slacks so the QP always has a
-    solution. Returns ``(q, solved)``."""
+    solution. ``newton_steps``: the QP solver's finite Newton steps before its interior point
+    (0: the interior point at once). Returns ``(q, solved, the solver's method)``."""
     lin = _linearise(filt, chk, motion, slides, upper, ops, mu_in, dirs, weight, mode_window)
     if lin is None:
-        return q, False
-    E_all, lo_all, rows_all, rhs = lin
+        return q, False, "none"
+    E_all, lo_frame, wts, frame_all, coef_all, rhs = lin
     T, k = q.shape[0], 5
-    n_w = rows_all.shape[1] // k
+    n_w = wts.shape[2]
     # Frames far from every row (long flights, clips without detected contact) only carry
     # R's pull towards zero: solve on the frames within two windows of a row's window (all
     # frames when every frame has a contact, the clips that pass: then nothing changes).
     near = np.zeros(T + 1, dtype=np.int64)
-    first = lo_all // k
+    first = lo_frame[frame_all] // k  # each row's first window frame
     np.add.at(near, np.maximum(first - 2 * n_w, 0), 1)
     np.add.at(near, np.minimum(first + 3 * n_w, T), -1)
     frames_used = np.flatnonzero(np.cumsum(near)[:T] > 0)
@@ -517,16 +530,18 @@ def _qp_step(filt, chk, q, motion, slides, upper, ops, R, mu_in, dirs, weight, m
         pos[frames_used] = np.arange(len(frames_used))
         cols = (frames_used[:, None] * k + np.arange(k)[None, :]).ravel()
         # a row's window lies inside the kept frames: its columns stay consecutive
-        xs, _, _, _ = solve_penalty_qp(R[cols][:, cols], BandRows(pos[first] * k, rows_all,
-                                                                   len(cols)), rhs, rho, align=k)
+        rows = FrameRows(pos[lo_frame // k] * k, wts, frame_all, coef_all, len(cols))
+        xs, method, _, _ = solve_penalty_qp(R[cols][:, cols], rows, rhs, rho,
+                                            newton_steps=newton_steps, tol=_QP_TOL)
         x = np.zeros(T * k)
         x[cols] = xs
     else:
-        x, _, _, _ = solve_penalty_qp(R, BandRows(lo_all, rows_all, T * k), rhs, rho, align=k)
+        x, method, _, _ = solve_penalty_qp(R, FrameRows(lo_frame, wts, frame_all, coef_all, T * k),
+                                           rhs, rho, newton_steps=newton_steps, tol=_QP_TOL)
     if not np.isfinite(x).all():
-        return q, False
+        return q, False, method
     x = x.reshape(T, k)
-    return q + np.einsum("tnk,tk->tn", E_all, x), True
+    return q + np.einsum("tnk,tk->tn", E_all, x), True, method
 
 
 

@@ -628,3 +628,23 @@ def terms_batch(filt: DynamicsFilter, q: np.ndarray, qd: np.ndarray, qdd: np.nda
     K.filter_terms_batch(q, qd, qdd, filt.g, par, off, rr, ds, dt, dax, filt._dof_joint, m, c,
                          ine, W, Aw, S)
     return W, (Aw if full else None), (S if full else None)
+
+
+def wrench_batch(filt: DynamicsFilter, q: np.ndarray, qd: np.ndarray, qdd: np.ndarray,
+                 qd_dirs: np.ndarray | None = None) -> tuple[np.ndarray, np.ndarray]:
+    """The root wrench of states ``(N, n)`` (equal to :func:`terms_batch`'s ``W``, without the
+    wrench matrix: the clip filter's perturbed states need only ``W``) and, for velocity
+    directions ``qd_dirs (N, n, m)``, its exact derivatives ``dW/dqd . qd_dirs``.
+
+    Returns:
+        ``W (N, 6)`` and ``dW (N, m, 6)`` (``m = 0`` without ``qd_dirs``).
+    """
+    par, off, rr, ds, dt, dax, m, c, ine = filt._args
+    q, qd, qdd = (np.ascontiguousarray(a, dtype=float) for a in (q, qd, qdd))
+    N, n = q.shape
+    E = (np.zeros((N, n, 0)) if qd_dirs is None
+         else np.ascontiguousarray(qd_dirs, dtype=float))
+    W = np.empty((N, 6))
+    dW = np.empty((N, E.shape[2], 6))
+    K.wrench_batch(q, qd, qdd, E, filt.g, par, off, rr, ds, dt, dax, m, c, ine, W, dW)
+    return W, dW

@@ -105,7 +105,8 @@ def test_contact_rows_see_the_root_shift_as_the_detector_would():
     """The contact-keeping rows on the SFU walk: a constant vertical root shift dz raises every
     height row by dz (the smoothed position of a constant is the constant); a horizontal drift
     at 1 m/s along x and along y adds the unit direction of the foot's motion (u_x, u_y)."""
-    from animik.dynamics.correct import _contact_rows
+    from animik.dynamics._penalty_qp import FrameRows
+    from animik.dynamics.correct import _contact_rows, _windows
     from animik.dynamics.filter import DynamicsFilter
 
     raw = animik.read_bvh(SFU)
@@ -113,12 +114,12 @@ def test_contact_rows_see_the_root_shift_as_the_detector_would():
     chk = check_clip(clip)
     T, k = clip.n_frames, 5
     D0, D1 = (savgol_operator(T, clip.fps, 0.1, d) for d in (0, 1))
-    lo, rows, rhs = _contact_rows(DynamicsFilter(clip.skeleton), chk, clip.fps, D0, D1, k)
+    frame, coef, rhs = _contact_rows(DynamicsFilter(clip.skeleton), chk, clip.fps, k)
     n_height = int(chk.check.in_contact.sum())
-    assert len(rows) == len(lo) == len(rhs) > n_height  # the walk has moving-foot rows too
-    G = np.zeros((len(rows), T * k))
-    for i in range(len(rows)):
-        G[i, lo[i]:lo[i] + rows.shape[1]] = rows[i]
+    assert len(coef) == len(frame) == len(rhs) > n_height  # the walk has moving-foot rows too
+    (win, w0), (_, w1) = _windows(D0), _windows(D1)
+    wts = np.stack([w0, w1, np.zeros_like(w0)], axis=1)  # no D2 in these rows
+    G = FrameRows(win * k, wts, frame, coef, T * k).csr.toarray()
     x = np.zeros((T, k))
     x[:, 2] = 0.03
     np.testing.assert_allclose(G[:n_height] @ x.ravel(), 0.03, atol=1e-12)
@@ -264,3 +265,63 @@ def test_terms_batch_equals_single_frame_terms():
         assert np.allclose(Aw[t], filt.Aw, rtol=0, atol=1e-12)
         assert np.allclose(S[t], filt.S, rtol=0, atol=1e-12)
         assert np.allclose(W[t], filt.Aw @ qdd[t] + filt.bias, rtol=1e-12, atol=1e-9)
+
+
+@pytest.mark.parametrize("rig", ["body95", "biped12"])
+def test_wrench_batch_and_its_velocity_derivative(rig):
+    """The clip filter's wrench-only pass equals the root wrench of the RNEA (itself checked
+    against MuJoCo and pinocchio) and its forward-mode d W / d qd equals central differences,
+    which are exact for W's quadratic dependence on qd (up to rounding)."""
+    from animik.dynamics.filter import DynamicsFilter, wrench_batch
+    from animik.dynamics.inverse import rnea
+
+    skel = animik.load_rig(rig)
+    rng = np.random.default_rng(7)
+    N, n = 5, skel.n_dof
+    q = skel.rest_q + 0.3 * rng.normal(size=(N, n))
+    qd, qdd = rng.normal(size=(N, n)), rng.normal(size=(N, n))
+    E = rng.normal(size=(N, n, 3))
+    filt = DynamicsFilter(skel)
+    W, dW = wrench_batch(filt, q, qd, qdd, E)
+    ref = rnea(skel, q, qd, qdd).wrench
+    scale = np.abs(ref).max()
+    assert np.abs(W - ref).max() < 1e-11 * scale
+    assert np.array_equal(wrench_batch(filt, q, qd, qdd)[0], W)  # no directions: same W
+    h = 1e-3
+    for d in range(3):
+        fd = (rnea(skel, q, qd + h * E[:, :, d], qdd).wrench
+              - rnea(skel, q, qd - h * E[:, :, d], qdd).wrench) / (2 * h)
+        assert np.abs(dW[:, d] - fd).max() < 1e-8 * max(1.0, np.abs(fd).max())
+
+
+def test_bench_rows_of_the_body95_retargets(tmp_path):
+    """``animik bench dynamics``'s per-clip filter rows: a clip on body95's joints is filtered
+    as it is (body95's masses by name), one row per clip with the rounds of the filter; a
+    folder without clips gives one row that says so."""
+    from animik.bench.dynamics import _retarget_rows
+    from animik.io.bvh_compat import write_bvh_compatible
+
+    skel = animik.load_rig("body95")
+    write_bvh_compatible(_sway(skel), str(tmp_path / "sway.bvh"))
+    rows = _retarget_rows(str(tmp_path))
+    assert len(rows) == 1
+    impl, task, value, unit, note = rows[0]
+    assert "sway on body95 (90 frames)" in task and unit == "frames/s" and value > 0
+    assert note.split("infeasible per check ")[1].endswith(", 0]")
+    empty = tmp_path / "none"
+    empty.mkdir()
+    assert np.isnan(_retarget_rows(str(empty))[0][2])
+
+
+@pytest.mark.parametrize("rig", ["body95", "biped12"])
+def test_check_clip_com_from_its_kinematics_equals_com(rig):
+    """check_clip takes the centre of mass from its one forward-kinematics pass: equal to
+    :func:`animik.dynamics.inverse.com` (the momentum kernel's)."""
+    from animik.dynamics.clip import _com_from_fk
+    from animik.dynamics.inverse import com
+    from animik.kinematics import forward_kinematics
+
+    skel = animik.load_rig(rig)
+    q = skel.rest_q + 0.3 * np.random.default_rng(3).normal(size=(2, 4, skel.n_dof))
+    np.testing.assert_allclose(_com_from_fk(skel, forward_kinematics(skel, q)), com(skel, q),
+                               atol=1e-12)

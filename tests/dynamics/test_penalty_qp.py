@@ -6,7 +6,13 @@ import osqp
 import pytest
 import scipy.sparse as sp
 
-from animik.dynamics._penalty_qp import BandRows, _banded_lower, _line_search, solve_penalty_qp
+from animik.dynamics._penalty_qp import (
+    BandRows,
+    FrameRows,
+    _banded_lower,
+    _line_search,
+    solve_penalty_qp,
+)
 
 
 def _problem(T=60, k=3, w=5, rows_per_frame=6, seed=0, shift=0.0, big=1.0):
@@ -79,6 +85,13 @@ def test_gram_band_equals_sparse_product():
     u = blocks.L + 2
     ref = _banded_lower(G.T @ sp.diags(theta) @ G, u)
     np.testing.assert_allclose(blocks.gram_banded(theta, u), ref, atol=1e-12 * np.abs(ref).max())
+    # the operators the solver uses: G x, G' y and the rows' squared norms
+    rng = np.random.default_rng(1)
+    x, y = rng.normal(size=G.shape[1]), rng.normal(size=G.shape[0])
+    np.testing.assert_allclose(blocks @ x, G @ x, rtol=1e-13, atol=1e-12)
+    np.testing.assert_allclose(blocks.T @ y, G.T @ y, rtol=1e-13, atol=1e-12)
+    np.testing.assert_allclose(blocks.sq_norms(), np.asarray(G.multiply(G).sum(axis=1)).ravel(),
+                               rtol=1e-13)
 
 
 def test_line_search_is_the_minimum_along_the_direction():
@@ -91,3 +104,51 @@ def test_line_search_is_the_minimum_along_the_direction():
     fs = [_f(R, G, b, rho, x + s * d) for s in ts]
     assert abs(t - ts[int(np.argmin(fs))]) <= 1e-4
     assert _f(R, G, b, rho, x + t * d) <= min(fs) + 1e-9 * abs(min(fs))
+
+
+def _frame_problem(T=40, k=5, nw=7, D=3, seed=4):
+    """Rows with the clip filter's factored structure (window weights x mode coefficients),
+    rows of a frame in no particular order, some frames without rows."""
+    rng = np.random.default_rng(seed)
+    lo = np.minimum(np.maximum(np.arange(T) - nw // 2, 0), T - nw) * k
+    wts = rng.normal(size=(T, D, nw))
+    frames = np.concatenate([rng.integers(0, T, size=5 * T), [0, T - 1]])
+    frames = frames[(frames % 7) != 3]
+    coef = rng.normal(size=(len(frames), D, k))
+    coef[::4, 1:] = 0.0  # rows of one derivative only, as the contact-keeping rows are
+    return FrameRows(lo, wts, frames, coef, T * k)
+
+
+def test_frame_rows_equal_their_dense_spans():
+    G = _frame_problem()
+    B = G.band_rows()
+    rng = np.random.default_rng(2)
+    x, y = rng.normal(size=G.n), rng.normal(size=G.m)
+    theta = rng.uniform(size=G.m)
+    theta[::5] = 0.0
+    np.testing.assert_allclose(G @ x, B @ x, rtol=1e-12, atol=1e-12)
+    np.testing.assert_allclose(G.T @ y, B.T @ y, rtol=1e-12, atol=1e-12)
+    np.testing.assert_allclose(G.sq_norms(), B.sq_norms(), rtol=1e-12)
+    u = G.L + 3
+    ref = B.gram_banded(theta, u)
+    np.testing.assert_allclose(G.gram_banded(theta, u), ref, atol=1e-12 * np.abs(ref).max())
+
+
+@pytest.mark.parametrize("shift", [0.0, -1.5])
+def test_solver_on_frame_rows_equals_dense_rows(shift):
+    """The factored rows give the same minimiser as the dense spans (interior point and
+    Newton) to 1e-8, and an objective no higher than OSQP's at eps 1e-10."""
+    G = _frame_problem(seed=5)
+    T, k = G.n // G.k, G.k
+    D = sp.diags([np.full(T - 1, 1.0), np.full(T - 1, -1.0)], [0, 1], shape=(T - 1, T))
+    R = (sp.identity(G.n) + 0.1 * sp.kron(D.T @ D, sp.identity(k))).tocsr()
+    b = np.random.default_rng(6).normal(size=G.m) + shift
+    rho = 100.0
+    xo = _osqp(R, G.csr, b, rho)
+    for steps in (0, 50):
+        xf, _, _, okf = solve_penalty_qp(R, G, b, rho, newton_steps=steps)
+        xb, _, _, okb = solve_penalty_qp(R, G.band_rows(), b, rho, newton_steps=steps)
+        assert okf and okb
+        assert np.abs(xf - xb).max() < 1e-8 * max(1.0, np.abs(xb).max())
+        assert np.abs(xf - xo).max() < 1e-5 * max(1.0, np.abs(xo).max())
+        assert _f(R, G.csr, b, rho, xf) <= _f(R, G.csr, b, rho, xo) * (1 + 1e-9) + 1e-12

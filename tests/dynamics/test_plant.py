@@ -240,3 +240,23 @@ def test_quick_slide_is_not_carried_but_a_belt_is():
     assert pr.overground.sections and np.abs(pr.root_shift[:, :2]).max() > 0.3
 
 
+
+
+@needs_shared
+@pytest.mark.parametrize("tol, eps", [(1e-10, 1e-6), (1e-8, 3e-7)])
+def test_mocapbank_planted_whatever_the_round_off(tmp_path, capsys, monkeypatch, tol, eps):
+    """mocapbank's --plant passes take another path for a round-off-level change (the QP
+    tolerance, the forward-difference step of dW/dq; docs/dynamics.md 6e), but the command
+    still writes a clip that passes the independent check (the smooth passes, or the passes
+    without the smoothness term when those stall)."""
+    import animik.dynamics.correct as correct
+
+    monkeypatch.setattr(correct, "_QP_TOL", tol)
+    monkeypatch.setattr(correct, "_FD_EPS", eps)
+    ret = tmp_path / "ret"
+    src = SHARED_BVH / "mocapbank" / "test_mocapbank.bvh"
+    assert main(["retarget", str(src), "--to", "body95", "--out", str(ret), "--quiet"]) == 0
+    out = tmp_path / "o.bvh"
+    assert main(["filter", str(ret / "test_mocapbank.bvh"), "-o", str(out), "--model", "body95",
+                 "--plant"]) == 0
+    assert _verdict(out, capsys) == 0
