@@ -76,13 +76,20 @@ def _subtree(skel, j: int) -> np.ndarray:
     return skel.joint_ancestor_mask[:, j]
 
 
-def _world_surface(body_pts: np.ndarray, normal: np.ndarray, rest: float) -> np.ndarray:
+def _world_surface(body_pts: np.ndarray, normal: np.ndarray, rest: float,
+                   fps: float | None = None, settle: float = 0.1) -> np.ndarray:
     """World points of a fixed surface under body points ``(n, k, 3)`` over a contact stretch:
     each point's median position, the surface put where the body rests on it -- the ``rest``
     quantile of the points' centre along ``normal`` (the body sits on the seat, it does not
-    go through it: the seat is at the lowest the body reaches, capture spikes left out)."""
+    go through it: the seat is at the lowest the body reaches, capture spikes left out); with
+    ``fps``, over the frames where that centre moves slower than ``settle`` m/s along the
+    normal only (a foot stepping up onto a box passes below its top on the way)."""
     med = np.median(body_pts, axis=0)  # (k, 3)
     h = body_pts.mean(axis=1) @ normal  # (n,)
+    if fps is not None and len(h) > 2:
+        slow = np.abs(np.gradient(h) * fps) < settle
+        if slow.any():
+            h = h[slow]
     return med + (np.quantile(h, rest) - float(med.mean(axis=0) @ normal)) * normal
 
 
@@ -165,8 +172,9 @@ def infer_supports(motion: Motion, contacts: ContactModel | None = None,
 
     def world_rest(name: str, kind: str, j: int, local_pts: np.ndarray, n: np.ndarray,
                    a: int, b: int, fr: tuple[tuple[int, int], ...] | None,
-                   quantile: float = rest) -> Support:
-        w = _world_surface(body_world(j, local_pts, a, b), n, quantile)
+                   settled: bool = False) -> Support:
+        w = _world_surface(body_world(j, local_pts, a, b), n, rest,
+                           float(motion.fps) if settled else None)
         return Support(name, kind, -1, w, n, float(mu), float("inf"), fr, j, local_pts,
                        tolerance)
 
@@ -193,8 +201,8 @@ def infer_supports(motion: Motion, contacts: ContactModel | None = None,
         P, R = fk.joint_positions[mid, j], fk.joint_rotations[mid, j]
         loc = (cm.points(skel, q[mid])[sel] - P) @ R
         name = f"{cm.names[area]}_raised_rest" + (f"_{k + 1}" if len(raised) > 1 else "")
-        # at the median height: the stance's frames include the step up onto it
-        r = world_rest(name, "foot_rest", j, loc, up, a, b, None, 0.5)
+        # the stance's frames may include the step up onto it: where the foot has settled
+        r = world_rest(name, "foot_rest", j, loc, up, a, b, None, settled=True)
         touch = SupportSet((r,)).at(skel, q).push_touch.any(axis=1)
         runs = [(s_, e_) for s_, e_ in true_runs(touch) if s_ < b and a < e_]
         if not runs:
