@@ -294,17 +294,22 @@ def test_supports_file_errors_are_usage_or_os(tmp_path):
 
 @needs_shared
 def test_louise_rides_on_inferred_supports():
-    """optitrack louise.bvh (raw): from 8.7 s on a stationary bike. ``--supports auto`` finds a
-    seat, two hand holds and two moving pedals over exactly the held stretch, and the cone
-    check carries every supported frame but a few single-frame capture spikes and the last
-    frames (the Savitzky-Golay fit's edge); the floor check failed all of them."""
+    """optitrack louise.bvh (raw): from 8.7 s on a stationary bike, mounted from 8.1 s standing
+    on the left pedal. ``--supports auto`` finds a seat and two grips fixed in the world, two
+    moving pedals over the held stretch, and a world foot rest under the left foot for the
+    mount (the seat and grips from the mount on); the cone check carries every supported frame
+    but a few single-frame capture spikes and the last frames (the Savitzky-Golay fit's edge);
+    the floor check failed all of them."""
     m = animik.read_bvh(SHARED_BVH / "optitrack_adelaide" / "louise.bvh")
     sup = infer_supports(m)
     assert {s.name: s.kind for s in sup.supports} == {
         "seat": "seat", "l_hand_hold": "hold", "r_hand_hold": "hold", "l_pedal": "pedal",
-        "r_pedal": "pedal"}
+        "r_pedal": "pedal", "l_foot_raised_rest": "foot_rest"}
     (a, b), = sup.supports[0].frames
-    assert 850 <= a <= 880 and b == 2997
+    (p, _), = sup.supports[3].frames
+    assert 800 <= a <= 830 and b == 2997 and 850 <= p <= 880  # the mount, then the ride
+    assert [s.joint for s in sup.supports] == [-1, -1, -1, *[s.joint for s in sup.supports[3:5]],
+                                               -1] and min(s.joint for s in sup.supports[3:5]) >= 0
     floor = check_clip(m, supports=None)
     res = check_clip(m, supports=sup)
     on = res.check.support_active.any(axis=1)
