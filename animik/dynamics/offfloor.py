@@ -126,7 +126,8 @@ def infer_supports(motion: Motion, contacts: ContactModel | None = None,
                    floor: float | None = None, mu: float = 0.7, still: float = 0.03,
                    seat_drop: float = 0.10, seat_depth: float = 0.05, grip_force: float = 0.5,
                    held: list[tuple[int, int]] | None = None, rest: float = 0.02,
-                   tolerance: float = 0.03, grip_reach: float = 0.08) -> SupportSet:
+                   tolerance: float = 0.03, grip_reach: float = 0.08,
+                   raised_alone: bool = False) -> SupportSet:
     """Supports over the stretches :func:`held_off_floor` finds and the raised stances
     (:func:`raised_stances`); none elsewhere.
 
@@ -145,8 +146,9 @@ def infer_supports(motion: Motion, contacts: ContactModel | None = None,
     - a **foot rest** under each still foot (its sole points, normal along the sole, fixed in
       the world like the seat), a **pedal** on a moving foot (fixed to the foot: a crank moves).
 
-    A raised stance gets a **foot rest** fixed in the world under the standing foot (normal
-    up, at the surface it stands on), so that the plant step does not lower the body off it.
+    A raised stance that meets a held stretch (``raised_alone``: any raised stance) gets a
+    **foot rest** fixed in the world under the standing foot (normal up, at the surface it
+    stands on), so that the plant step does not lower the body off it.
 
     Returns:
         :class:`SupportSet` (empty when nothing is held off the floor and nothing is raised).
@@ -155,6 +157,11 @@ def infer_supports(motion: Motion, contacts: ContactModel | None = None,
     cm = contacts or contact_model_for_clip(skel, q)
     held = held_off_floor(motion, cm, floor) if held is None else held
     raised = raised_stances(motion, cm, floor)
+    if not raised_alone:
+        # only a raised stance that meets a held stretch (mounting a bike from its pedal): a
+        # stance on a box or a treadmill's deck alone stays the floor path of section 5e
+        # (lowered onto the floor), as the shared captures and the treadmill tests expect
+        raised = [r_ for r_ in raised if any(r_[0] <= b and a <= r_[1] for a, b in held)]
     if not held and not raised:
         return SupportSet((), "auto")
     roles = classify_joints(skel).roles

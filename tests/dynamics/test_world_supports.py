@@ -89,7 +89,8 @@ def test_a_raised_stance_on_supports_is_not_lowered_and_the_plant_leaves_it():
     m = _deck_clip(skel)
     floor_only = to_overground(m)
     assert floor_only.raised and floor_only.shift[:, 2].min() < -0.15  # lowered, 5e
-    sup = infer_supports(m)
+    assert len(infer_supports(m)) == 0  # auto: a stance alone stays the floor path (5e)
+    sup = infer_supports(m, raised_alone=True)
     rests = [s for s in sup.supports if "raised_rest" in s.name]
     assert len(rests) == 2 and all(s.joint == -1 and s.kind == "foot_rest" for s in rests)
     on = sup.active(len(m.q)).any(axis=1)
