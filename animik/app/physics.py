@@ -16,8 +16,9 @@ from __future__ import annotations
 import numpy as np
 
 from ..dynamics.contacts import ContactGeometryError, contact_model
+from ..dynamics.inverse import momentum, rnea
 from ..dynamics.report import reasons_text
-from ..dynamics.zmp import check_contacts, support_polygon
+from ..dynamics.zmp import check_contacts, evaluate_wrench, support_polygon
 from .instances import ViewGeometry, cylinder_instances, sphere_instances
 from .physics_view import PhysicsView
 from .state import AppState
@@ -66,7 +67,17 @@ def update_physics(state: AppState, dt: float) -> None:
     pts = cm.points(skel, q)
     low = np.array([pts[cm.point_area == a, 2].min() for a in range(cm.n_areas)])
     active = low < pv.contact_height
-    chk = check_contacts(skel, q, qd, qdd, active, mu=pv.mu, contacts=cm)
+    sf = _playhead_supports(state, pv, q)
+    if sf is not None:  # a seat, holds, pedals carry this frame: the contact wrench cone
+        chk = evaluate_wrench(skel, rnea(skel, q, qd, qdd).wrench[None], pts[None],
+                              active[None], momentum(skel, q[None]).com, pv.mu, contacts=cm,
+                              supports=sf)
+        chk = type(chk)(*[a[0] for a in chk])
+        on = sf.active[0] & _touching(sf)
+        pv.on_supports = tuple(n for n, x in zip(sf.names, on, strict=True) if x)
+    else:
+        chk = check_contacts(skel, q, qd, qdd, active, mu=pv.mu, contacts=cm)
+        pv.on_supports = ()
     pv.polygon = support_polygon(skel, q, active, cm)
     pv.com, pv.zmp, pv.wrench = chk.com, chk.zmp, chk.wrench
     pv.margin, pv.normal = float(chk.margin), float(chk.normal_force)
@@ -91,7 +102,9 @@ def decorate_view(state: AppState, geom: ViewGeometry) -> ViewGeometry:
         a = np.column_stack([poly, np.full(len(poly), z)])
         b = np.roll(a, -1, axis=0)
         cyl.append(cylinder_instances(a, b, 0.006, POLYGON))
-    if pv.zmp is not None and np.isfinite(pv.zmp).all():
+    # on supports off the floor the floor's ZMP, force and cone do not apply (the check is
+    # the contact wrench cone): the supports' touching points are drawn instead
+    if pv.zmp is not None and np.isfinite(pv.zmp).all() and not pv.on_supports:
         col = INSIDE if pv.feasible else OUTSIDE
         p = np.array([pv.zmp[0], pv.zmp[1], z])
         sph.append(sphere_instances(p, 0.026, col))
@@ -112,19 +125,42 @@ def decorate_view(state: AppState, geom: ViewGeometry) -> ViewGeometry:
     return geom
 
 
-def _support_markers(state: AppState, pv: PhysicsView) -> list[np.ndarray]:
-    """Small markers on the points of the supports (seat, holds, pedals) active at the
-    playhead's frame of the clip the timeline marks were checked for."""
+def _playhead_supports(state: AppState, pv: PhysicsView, q: np.ndarray):
+    """The supports (of the clip the timeline marks were checked for) at the playhead's frame,
+    evaluated at the displayed pose ``q``: a one-frame
+    :class:`~animik.dynamics.supports.SupportFrames`, or ``None`` when none is active."""
     sup = pv.supports
     if sup is None or not len(sup) or pv.supports_fps <= 0:
-        return []
+        return None
     f = int(round(state.doc.time * pv.supports_fps))
     if f < 0:
+        return None
+    sf = sup.at(state.skeleton, q[None], frames=np.array([f]))
+    return sf if sf.active[0].any() else None
+
+
+def _touching(sf) -> np.ndarray:
+    """``(S,)`` bool for a one-frame SupportFrames: the body touches the support (a world seat
+    the pelvis has left, a grip the hand is away from, do not count)."""
+    S = len(sf.names)
+    t = np.zeros(S, dtype=bool)
+    if sf.push_touch is not None and sf.push_touch.shape[1]:
+        np.logical_or.at(t, sf.push_support, sf.push_touch[0])
+    if sf.grip_touch is not None and sf.grip_touch.shape[1]:
+        np.logical_or.at(t, sf.grip_support, sf.grip_touch[0])
+    return t
+
+
+def _support_markers(state: AppState, pv: PhysicsView) -> list[np.ndarray]:
+    """Small markers on the points of the supports (seat, holds, pedals) active at the
+    playhead's frame of the clip the timeline marks were checked for, where the body touches
+    them (a world-fixed seat marks where the pelvis rests on it, not while she stands up)."""
+    sf = _playhead_supports(state, pv, np.array(state.doc.q, dtype=float))
+    if sf is None:
         return []
-    q = np.array(state.doc.q, dtype=float)[None]
-    sf = sup.at(state.skeleton, q, frames=np.array([f]))
     act = sf.active[0]
-    pts = [sf.push_points[0, act[sf.push_support]], sf.grip_points[0, act[sf.grip_support]]]
+    pts = [sf.push_points[0, act[sf.push_support] & sf.push_touch[0]],
+           sf.grip_points[0, act[sf.grip_support] & sf.grip_touch[0]]]
     pts = np.concatenate(pts)
     return [sphere_instances(pts, 0.018, SUPPORT)] if len(pts) else []
 

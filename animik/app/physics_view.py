@@ -28,6 +28,8 @@ class PhysicsView:
         supports, supports_fps: the supports off the floor the timeline marks were checked with
             (:class:`animik.dynamics.supports.SupportSet`, ``--supports auto``) and the clip's
             frame rate; the overlay marks the active ones' points at the playhead.
+        on_supports: names of the supports the displayed pose touches at the playhead (its
+            verdict is then the contact-wrench-cone check's, not the floor's).
     """
 
     show: bool = False  # off until the user ticks it in the Physics panel (it draws over the body)
@@ -52,3 +54,4 @@ class PhysicsView:
     frame_time: float | None = None  # set by the physics mode: its smoothed frame time (s)
     supports: Any = None
     supports_fps: float = 0.0
+    on_supports: tuple[str, ...] = ()  # supports touching the displayed pose (cone checked)

@@ -38,7 +38,11 @@ exit codes:
   2  bad usage
   3  bad input (malformed BVH, NaN, unknown rig, rig without contact geometry, mu <= 0)
   4  operating-system error (file not found, cannot write an output)
-  5  some frame is infeasible (the report and plots are still written)
+  5  some frame is infeasible (the report and plots are still written); a body through a
+     world-fixed seat or foot rest ("through support") is infeasible
+  a seat or foot rest fixed to a body part that travels more than 5 cm in the world is a
+  warning (support_warnings in --json), not exit 5: the wrench check holds for a support that
+  moves (a platform, a swing); only the file's author knows whether it did
 
 examples:
   animik feasibility walk.bvh
@@ -92,6 +96,13 @@ def _spans(mask) -> str:
     return ", ".join(f"{a}-{b}" for a, b in zip(d, e, strict=True)) or "none"
 
 
+def _where(skel, s) -> str:
+    """What a support is fixed to: a body part, the world, or the world with a part on it."""
+    if s.joint >= 0:
+        return skel.joint_names[s.joint]
+    return f"world, {skel.joint_names[s.body]} on it" if s.touches else "world"
+
+
 def run(args: argparse.Namespace) -> int:
     t0 = time.perf_counter()
     if args.every is not None and args.every < 0:
@@ -136,13 +147,21 @@ def run(args: argparse.Namespace) -> int:
     if supports is not None:
         sup = res.check.support_active
         print(f"  supports ({supports.source}): " + "; ".join(
-            f"{x.name} ({x.kind} on {motion.skeleton.joint_names[x.joint] if x.joint >= 0 else 'world'}"
+            f"{x.name} ({x.kind} on {_where(motion.skeleton, x)}"
             f", frames {_spans(sup[:, i])})" for i, x in enumerate(supports.supports)))
         print(f"  frames checked by the contact wrench cone: {int(sup.any(axis=1).sum())}, "
               f"infeasible {s['reasons'].get('outside wrench cone', 0)}, max residual "
               f"{s['max_cone_residual']} body weights")
-        print("  support travel over its frames (cm; a seat should stay put): " + ", ".join(
-            f"{k} {v}" for k, v in s["support_travel_cm"].items()))
+        print("  support travel in the world over its frames (cm; 0: fixed in the world): "
+              + ", ".join(f"{k} {v}" for k, v in s["support_travel_cm"].items()))
+        if s["support_contact"]:
+            print("  body on the world supports: " + "; ".join(
+                f"{k} touching {100 * v['touch_share']:.0f} %" + (
+                    f", through up to {v['max_through_cm']} cm ({v['frames_through']} frames "
+                    f"beyond the tolerance)" if "max_through_cm" in v else "")
+                for k, v in s["support_contact"].items()))
+        for w in s["support_warnings"]:
+            print(f"  warning: {w}")
     held = held_off_floor(motion, floor=res.floor) if not s["feasible"] and supports is None \
         else []
     if held:

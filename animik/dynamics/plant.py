@@ -198,7 +198,11 @@ def plant_contacts(motion: Motion, contacts: ContactModel | None = None, mu: flo
     cm = contacts or contact_model_for_clip(skel, motion.q)
     # (c0) a treadmill (a support carried for seconds at a near-constant velocity): the
     # clip seen from the belt, on the floor (animik.dynamics.treadmill)
-    tm = to_overground(motion, cm)
+    # a raised stance on a support off the floor (louise's mount on the pedal) stays up: the
+    # supports are fixed in the world, lowering the body would take it off them (5f)
+    sup_on = supports.active(len(motion.q)).any(axis=1) \
+        if supports is not None and len(supports) else None
+    tm = to_overground(motion, cm, supported=sup_on)
     motion = tm.motion
     chk = check_clip(motion, mu=mu, window=window, contacts=cm, supports=supports)
     T, A = chk.check.in_contact.shape
@@ -267,6 +271,10 @@ def plant_contacts(motion: Motion, contacts: ContactModel | None = None, mu: flo
                 core = seg[planted[s_:e_, a]]
                 keep = (seg >= core[0]) & (seg <= core[-1]) | low_enough[s_:e_, a]
                 planted[seg[keep], a] = True
+    # frames on supports off the floor are the environment's: no foot is planted there, not
+    # by the widening either (a seat or foot rest fixed in the world would lose the body)
+    on_sup = chk.check.support_active.any(axis=1)
+    planted[on_sup] = False
     # (c) a support carried along for long: move the root against it
     carried = np.zeros(T, dtype=bool)
     has = sup >= 0
@@ -368,6 +376,7 @@ def plant_contacts(motion: Motion, contacts: ContactModel | None = None, mu: flo
                 if w > weight[t, a]:
                     weight[t, a] = w
                     target[t, P_a] = (1 - w) * pts[t, P_a] + w * Xt
+    weight[on_sup] = 0.0  # nor eased into there
     for a in range(A):
         P_a = np.flatnonzero(cm.point_area == a)
         joints = cm.point_joint[P_a]

@@ -53,27 +53,61 @@ def summary(res: ClipFeasibility, motion: Motion) -> dict[str, Any]:
     }
 
 
-def _support_summary(res: ClipFeasibility, motion: Motion) -> dict[str, Any]:
-    """The supports off the floor and their frames (nothing when the check had none)."""
+#: cm, a seat or foot rest fixed to a body part that travels more than this in the world over
+#: its frames is flagged (``support_warnings``): the check lets it move with the body
+SEAT_TRAVEL_CM = 5.0
+
+
+def _support_summary(res: ClipFeasibility, motion: Motion,
+                     seat_travel_cm: float = SEAT_TRAVEL_CM) -> dict[str, Any]:
+    """The supports off the floor and their frames (nothing when the check had none).
+
+    ``support_travel_cm``: how far each support moves **in the world** over its active frames
+    (the range of its centre): 0 for a support fixed in the world. A support fixed to a body
+    part moves with it, and the check cannot see whether a seat stays put: a seat or foot rest
+    on a body part travelling more than ``seat_travel_cm`` is named in ``support_warnings``
+    (pedals move by design, holds are hands). ``support_contact``: for a world support the body
+    rests on, the share of its active frames the body touches it, and the deepest the body
+    goes through it (cm, > tolerance: infeasible) / the farthest it is from it.
+    """
     if res.supports is None:
         return {}
     chk = res.check
     on = chk.support_active.any(axis=1)
-    # how far each support's centre travels in the world over its frames: the check lets a
-    # support fixed to a body part move with it, so a seat that does not stay put shows here
     sf = res.supports.at(motion.skeleton, res.states.q)
-    travel = {}
-    for i, name in enumerate(res.supports.names):
+    travel, contact, warn = {}, {}, []
+    for i, s in enumerate(res.supports.supports):
         act = chk.support_active[:, i]
-        pts = np.concatenate([sf.push_points[:, sf.push_support == i],
-                              sf.grip_points[:, sf.grip_support == i]], axis=1)[act]
-        c = pts.mean(axis=1) if len(pts) else np.zeros((0, 3))
-        travel[name] = _num(float(np.linalg.norm(c.max(0) - c.min(0))) * 100, 2) \
-            if len(c) else None
+        pmask, gmask = sf.push_support == i, sf.grip_support == i
+        if s.touches or s.joint < 0:  # fixed in the world: it does not travel
+            travel[s.name] = 0.0 if act.any() else None
+        else:
+            pts = np.concatenate([sf.push_points[:, pmask], sf.grip_points[:, gmask]],
+                                 axis=1)[act]
+            c = pts.mean(axis=1) if len(pts) else np.zeros((0, 3))
+            travel[s.name] = _num(float(np.linalg.norm(c.max(0) - c.min(0))) * 100, 2) \
+                if len(c) else None
+            if s.kind in ("seat", "foot_rest") and travel[s.name] is not None \
+                    and travel[s.name] > seat_travel_cm:
+                warn.append(f"{s.name}: a {s.kind} fixed to "
+                            f"{motion.skeleton.joint_names[s.joint]} travels "
+                            f"{travel[s.name]:g} cm in the world over its frames (more than "
+                            f"{seat_travel_cm:g} cm): the body may be sinking or drifting with "
+                            f"it; fix it in the world (\"joint\": \"world\" with \"on\")")
+        if s.touches and act.any():
+            touch = (sf.push_touch[:, pmask] if pmask.any() else sf.grip_touch[:, gmask])[act]
+            d = {"touch_share": _num(float(touch.any(axis=1).mean()), 4)}
+            if pmask.any():
+                g = sf.gap[act][:, pmask]
+                d["max_through_cm"] = _num(max(0.0, -float(g.min())) * 100, 2)
+                d["max_above_cm"] = _num(max(0.0, float(g.max())) * 100, 2)
+                d["frames_through"] = int(sf.sunk[act, i].sum())
+            contact[s.name] = d
     return {"supports": res.supports.to_dict(motion.skeleton),
             "support_frames": int(on.sum()),
             "max_cone_residual": _num(np.nanmax(chk.cone_residual)) if on.any() else None,
-            "support_travel_cm": travel}
+            "support_travel_cm": travel, "support_contact": contact,
+            "support_warnings": warn}
 
 
 def to_dict(res: ClipFeasibility, motion: Motion, source: str = "") -> dict[str, Any]:

@@ -9,10 +9,19 @@ normal and a friction coefficient, active over stated frames:
 - ``hold`` -- a hand grip: the force may push or pull, each world component at most
   ``max_force`` N (a box); no moment is transmitted (a conservative grip).
 
-Points and the normal are given in the frame of ``joint`` (``"world"``: fixed in the world),
-so a support on a body part moves with it: the check does not ask whether a seat stays put
-(the inference below puts one only where the body part is still). On frames where a support is
-active the contact-wrench-cone check (:mod:`animik.dynamics.cone`) replaces the ZMP check.
+Points and the normal are given in the frame of ``joint`` (``"world"``: fixed in the world).
+A support on a body part moves with it: the check cannot ask whether such a seat stays put
+(``animik feasibility`` reports its travel and warns when a body-frame seat or foot rest
+travels). A **world** support may name the body part resting on it (``on``, with ``on_points``
+in that part's frame, one per support point): it is then a fixed surface the body touches,
+like the floor -- a point pushes only while the body's point is within ``tolerance`` m of the
+surface along the normal (and within ``slide`` m of the support point across it), at the body
+point projected onto the surface; a body point more than ``tolerance`` *through* the surface is
+infeasible (reason ``through support``); a world hold grips only while the hand is within
+``tolerance`` of it, at the hand. ``animik filter --supports auto`` emits the seat, the
+handlebar grips and still foot rests this way (:func:`animik.dynamics.offfloor.infer_supports`).
+On frames where a support is active the contact-wrench-cone check (:mod:`animik.dynamics.cone`)
+replaces the ZMP check.
 
 JSON file (``--supports FILE.json``)::
 
@@ -20,12 +29,15 @@ JSON file (``--supports FILE.json``)::
       {"name": "saddle", "kind": "seat", "joint": "pelvis",
        "points": [[0.05, 0.08, -0.1], ...], "normal": [0, 0, 1], "mu": 0.7,
        "frames": [[859, 2997]]},
+      {"name": "saddle_w", "kind": "seat", "joint": "world", "points": [[0.3, -0.5, 1.0]],
+       "normal": [0, 0, 1], "on": "pelvis", "on_points": [[0, 0, -0.1]], "tolerance": 0.03},
       {"name": "left_grip", "kind": "hold", "joint": "l_wrist", "points": [[0, 0, 0]],
        "max_force": 300}
     ]}
 
 ``frames``: inclusive ``[first, last]`` ranges (absent: the whole clip); ``mu`` defaults to the
-check's; ``normal`` is required for seats and foot rests.
+check's; ``normal`` is required for seats and foot rests; ``on`` / ``on_points`` only with
+``"joint": "world"``; ``tolerance`` (default 0.03 m) and ``slide`` (default 0.1 m) with ``on``.
 """
 
 from __future__ import annotations
@@ -45,7 +57,12 @@ from ..skeleton import Skeleton
 
 KINDS = ("seat", "foot_rest", "pedal", "hold")
 PUSH_KINDS = ("seat", "foot_rest", "pedal")
-_KEYS = {"name", "kind", "joint", "points", "normal", "mu", "max_force", "frames"}
+_KEYS = {"name", "kind", "joint", "points", "normal", "mu", "max_force", "frames", "on",
+         "on_points", "tolerance", "slide"}
+#: m, default contact distance of a world support the body rests on (along its normal)
+TOLERANCE = 0.03
+#: m, default reach across the normal between a body point and its support point
+SLIDE = 0.10
 
 
 class SupportError(AnimikError, ValueError):
@@ -63,6 +80,12 @@ class Support:
         normal: ``(3,)`` unit, same frame (pushing kinds; ignored by holds).
         mu: friction coefficient (pushing kinds). max_force: N per world axis (holds).
         frames: ``((first, last), ...)`` inclusive frame ranges, or ``None`` (every frame).
+        body: for a world support (``joint == -1``), the body part resting on it (``-1``: none,
+            the support always touches).
+        body_points: ``(k, 3)`` m in ``body``'s frame, the body's point on each support point.
+        tolerance: m, contact distance along the normal (holds: the hand's distance).
+        slide: m, the largest distance across the normal between a body point and its support
+            point (beyond: off the support).
     """
 
     name: str
@@ -73,6 +96,15 @@ class Support:
     mu: float
     max_force: float
     frames: tuple[tuple[int, int], ...] | None = None
+    body: int = -1
+    body_points: np.ndarray | None = None
+    tolerance: float = TOLERANCE
+    slide: float = SLIDE
+
+    @property
+    def touches(self) -> bool:
+        """A world support with a body part resting on it (contact decided by distance)."""
+        return self.joint < 0 and self.body >= 0
 
     @property
     def grips(self) -> bool:
@@ -99,6 +131,11 @@ class Support:
             d["mu"] = self.mu
         if self.frames is not None:
             d["frames"] = [[int(a), int(b)] for a, b in self.frames]
+        if self.touches:
+            d["on"] = skel.joint_names[self.body]
+            d["on_points"] = np.round(self.body_points, 5).tolist()
+            d["tolerance"] = self.tolerance
+            d["slide"] = self.slide
         return d
 
 
@@ -111,6 +148,12 @@ class SupportFrames(NamedTuple):
         push_mu: ``(P,)``. push_support: ``(P,)`` int, the support of each point.
         grip_points: ``(B, H, 3)``. grip_bound: ``(H,)`` N. grip_support: ``(H,)`` int.
         names: the supports' names.
+        push_touch: ``(B, P)`` bool, the point touches (always, unless its support is a world
+            surface with a body part on it: then the body point is within the tolerance).
+        grip_touch: ``(B, H)`` bool, likewise for grips.
+        sunk: ``(B, S)`` bool, a body point more than the tolerance through the support.
+        gap: ``(B, P)`` m, the body point's distance from the surface along the normal (NaN
+            where the support has no body part on it).
     """
 
     active: np.ndarray
@@ -122,6 +165,10 @@ class SupportFrames(NamedTuple):
     grip_bound: np.ndarray
     grip_support: np.ndarray
     names: tuple[str, ...]
+    push_touch: np.ndarray | None = None
+    grip_touch: np.ndarray | None = None
+    sunk: np.ndarray | None = None
+    gap: np.ndarray | None = None
 
 
 @dataclass(frozen=True)
@@ -152,6 +199,13 @@ class SupportSet:
         act = self.active(T)[frames] if B else np.zeros((0, len(self)), dtype=bool)
         fk = forward_kinematics(skel, q) if self.supports else None
         pp, pn, pm, ps, gp, gb, gs = [], [], [], [], [], [], []
+        pt, gt, gap = [], [], []
+        sunk = np.zeros((B, len(self)), dtype=bool)
+
+        def body_world(s: Support) -> np.ndarray:
+            R = fk.joint_rotations[:, s.body]
+            return fk.joint_positions[:, s.body, None] + np.einsum("bij,kj->bki", R, s.body_points)
+
         for i, s in enumerate(self.supports):
             if s.joint < 0:
                 pts = np.broadcast_to(s.points, (B,) + s.points.shape)
@@ -161,20 +215,41 @@ class SupportSet:
                 pts = fk.joint_positions[:, s.joint, None] + np.einsum("bij,kj->bki", R, s.points)
                 nrm = R @ s.normal
             k = len(s.points)
+            touch = np.ones((B, k), dtype=bool)
+            g = np.full((B, k), np.nan)
+            if s.touches:
+                bw = body_world(s)  # (B, k, 3) the body's points
+                d = bw - pts
+                if s.grips:  # the hand holds the grip while it is at it, the force acts there
+                    touch = np.linalg.norm(d, axis=2) <= s.tolerance
+                    pts = bw
+                else:  # a surface: like the floor, the body point projected onto it
+                    g = d @ s.normal
+                    across = np.linalg.norm(d - g[..., None] * s.normal, axis=2) <= s.slide
+                    touch = across & (np.abs(g) <= s.tolerance)
+                    sunk[:, i] = (across & (g < -s.tolerance)).any(axis=1)
+                    pts = bw - g[..., None] * s.normal
             if s.grips:
                 gp.append(pts)
                 gb += [s.max_force] * k
                 gs += [i] * k
+                gt.append(touch)
             else:
                 pp.append(pts)
                 pn.append(np.broadcast_to(nrm[:, None], (B, k, 3)))
                 pm += [s.mu] * k
                 ps += [i] * k
+                pt.append(touch)
+                gap.append(g)
         z3 = np.zeros((B, 0, 3))
+        z0 = np.zeros((B, 0), dtype=bool)
         return SupportFrames(act, np.concatenate(pp, axis=1) if pp else z3,
                              np.concatenate(pn, axis=1) if pn else z3, np.array(pm, dtype=float),
                              np.array(ps, dtype=np.int64), np.concatenate(gp, axis=1) if gp else z3,
-                             np.array(gb, dtype=float), np.array(gs, dtype=np.int64), self.names)
+                             np.array(gb, dtype=float), np.array(gs, dtype=np.int64), self.names,
+                             np.concatenate(pt, axis=1) if pt else z0,
+                             np.concatenate(gt, axis=1) if gt else z0, sunk & act,
+                             np.concatenate(gap, axis=1) if gap else np.zeros((B, 0)))
 
     def to_dict(self, skel: Skeleton) -> dict[str, Any]:
         return {"source": self.source, "supports": [s.to_dict(skel) for s in self.supports]}
@@ -255,7 +330,31 @@ def support_from_dict(d: Any, skel: Skeleton, mu: float, where: str = "support",
                 raise SupportError(f"{where}.frames: range [{a}, {b}] is not within 0.."
                                    f"{'' if n_frames is None else n_frames - 1} (first <= last)")
         frames = tuple((int(a), int(b)) for a, b in fr)
-    return Support(name, kind, j, pts, normal, mu_s, bound, frames)
+    body, bpts, tol, slide = -1, None, TOLERANCE, SLIDE
+    if "on" in d or "on_points" in d:
+        if j >= 0:
+            raise SupportError(f"{where}.on is only for a support fixed in the world "
+                               f"(\"joint\": \"world\"), got joint {jn!r}")
+        on = d.get("on")
+        if not isinstance(on, str) or on not in skel.joint_names:
+            raise SupportError(f"{where}.on: unknown joint {on!r} of {skel.name!r} (the body part "
+                               f"resting on the support); joints are {names_hint(skel.joint_names)}")
+        body = skel.joint_names.index(on)
+        if "on_points" not in d:
+            raise SupportError(f"{where}.on_points is required with on: [[x, y, z], ...] m in "
+                               f"{on!r}'s frame, one per point")
+        bpts = _finite_vec(d["on_points"], f"{where}.on_points")
+        if bpts.shape != pts.shape:
+            raise SupportError(f"{where}.on_points must have one [x, y, z] per point "
+                               f"({pts.shape}), got shape {bpts.shape}")
+        if "tolerance" in d:
+            tol = _positive(d["tolerance"], f"{where}.tolerance")
+        if "slide" in d:
+            slide = _positive(d["slide"], f"{where}.slide")
+    elif "tolerance" in d or "slide" in d:
+        raise SupportError(f"{where}.tolerance / slide need on and on_points (a world support "
+                           f"the body rests on)")
+    return Support(name, kind, j, pts, normal, mu_s, bound, frames, body, bpts, tol, slide)
 
 
 def supports_from_dict(d: Any, skel: Skeleton, mu: float, n_frames: int | None = None,
@@ -284,5 +383,5 @@ def load_supports(path: str | os.PathLike, skel: Skeleton, mu: float,
     return supports_from_dict(d, skel, mu, n_frames, source=f"file:{os.fspath(path)}")
 
 
-__all__ = ["KINDS", "Support", "SupportError", "SupportFrames", "SupportSet", "load_supports",
-           "support_from_dict", "supports_from_dict"]
+__all__ = ["KINDS", "SLIDE", "TOLERANCE", "Support", "SupportError", "SupportFrames",
+           "SupportSet", "load_supports", "support_from_dict", "supports_from_dict"]

@@ -101,7 +101,7 @@ def belt_and_surface(motion: Motion, contacts: ContactModel | None = None,
                      belt_smooth: float = 1.0, carry_speed: float = 0.3,
                      min_time: float = 2.0, min_support: float = 0.6,
                      raise_min: float = 0.1, raise_time: float = 0.5,
-                     max_detected: float = 0.5):
+                     max_detected: float = 0.5, supported: np.ndarray | None = None):
     """Detect a moving support (module docstring (a), (b)).
 
     Args:
@@ -119,6 +119,10 @@ def belt_and_surface(motion: Motion, contacts: ContactModel | None = None,
             share of its frames.
         raise_min, raise_time: m and s, a raised stance is a surface higher than this for
             this long.
+        supported: ``(T,)`` bool, frames carried by supports off the floor
+            (:mod:`animik.dynamics.supports`): a raised stance touching them stands on the
+            environment (a pedal while mounting a bike) and is not lowered -- lowering it would
+            move the body off those supports (docs/dynamics.md 5f).
 
     Returns:
         ``(belt (T, 2) m/s, surface (T,) m, sections [(start, end)], raised [(start, end)],
@@ -157,7 +161,8 @@ def belt_and_surface(motion: Motion, contacts: ContactModel | None = None,
         a contact be) for at least ``raise_time``, the support not carried along (a fast
         support is a belt, or a pedal: section 5e)."""
         return [(s, e) for s, e in true_runs((surf_raw > raise_min) & ~fast)
-                if e - s >= raise_time * fps]
+                if e - s >= raise_time * fps
+                and (supported is None or not supported[max(0, s - 1):e + 1].any())]
 
     def lowered() -> np.ndarray:
         # the surface itself over the runs widened by the average's width: the average then

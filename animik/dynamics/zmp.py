@@ -34,9 +34,9 @@ from .contacts import ContactModel, contact_model
 from .inverse import GRAVITY, momentum, rnea
 from .supports import SupportFrames
 
-PULL, OUTSIDE, SLIP, FLIGHT, CONE = 1, 2, 4, 8, 16
+PULL, OUTSIDE, SLIP, FLIGHT, CONE, THROUGH = 1, 2, 4, 8, 16, 32
 REASONS = {PULL: "pulling", OUTSIDE: "zmp outside", SLIP: "slipping", FLIGHT: "flight wrench",
-           CONE: "outside wrench cone"}
+           CONE: "outside wrench cone", THROUGH: "through support"}
 #: a frame with a support is feasible when the cone residual is below this (body weights)
 CONE_TOL = 1e-6
 
@@ -198,19 +198,31 @@ def evaluate_wrench(skel: Skeleton, wrench: np.ndarray, points: np.ndarray, acti
         push_n = np.concatenate([np.broadcast_to([0.0, 0.0, 1.0], fpts.shape),
                                  sf.push_normals[rows]], axis=1)
         push_mu = np.concatenate([np.full(fpts.shape[1], mu), sf.push_mu])
-        push_on = np.concatenate([fon, sup_act[rows][:, sf.push_support]], axis=1)
-        grip_on = sup_act[rows][:, sf.grip_support]
+        # a world surface pushes only where the body touches it (supports.SupportFrames)
+        push_on = np.concatenate([fon, sup_act[rows][:, sf.push_support]
+                                  & _touch(sf.push_touch, rows, sf.push_support)], axis=1)
+        grip_on = sup_act[rows][:, sf.grip_support] & _touch(sf.grip_touch, rows,
+                                                             sf.grip_support)
         cres[rows], caxis[rows] = cone_residual(
             wrench[rows], com[rows], weight, push_pts, push_n, push_mu, push_on,
             sf.grip_points[rows], sf.grip_bound, grip_on)
         # the cone check replaces the floor-only ones (a supported frame is not a flight)
         reasons[rows] = np.where(cres[rows] > CONE_TOL, CONE, 0)
+        if sf.sunk is not None:  # the body through a world-fixed seat or foot rest
+            reasons[rows] |= np.where(sf.sunk[rows].any(axis=1), THROUGH, 0)
         margin[rows] = np.nan
         nearest[rows] = np.nan
         ratio[rows] = np.nan
         resid[rows] = 0.0
     return ContactCheck(wrench, z, fz, ratio, margin, nearest, resid, active, reasons,
                         reasons == 0, com, sup_act, cres, caxis)
+
+
+def _touch(touch: np.ndarray | None, rows: np.ndarray, support: np.ndarray) -> np.ndarray:
+    """``(len(rows), k)`` bool: the supports' points touching the body on those frames."""
+    if touch is None:
+        return np.ones((len(rows), len(support)), dtype=bool)
+    return touch[rows]
 
 
 def check_contacts(skel: Skeleton, q: Any, qd: Any, qdd: Any, in_contact: Any = True,

@@ -45,3 +45,20 @@ def test_marks_and_overlay_of_a_seated_clip(app):  # noqa: F811
     n_points = sum(len(s.points) for s in sup.supports)
     assert markers(120 / fps) == n_points  # every support's points at a held frame
     assert markers(10 / fps) == 0  # standing: no support active
+    # the displayed pose on the seat: the live verdict is the contact wrench cone's (not a
+    # floor "flight"), and the floor's ZMP marker, force arrow and cone are not drawn
+    from animik.app.physics import INSIDE, OUTSIDE
+
+    set_time(st, 120 / fps)
+    for _ in range(4):  # three equal poses: no velocity, no acceleration
+        app.frame(DT)
+    pv = physics_of(st)
+    assert pv.on_supports == ("seat", "l_hand_hold", "r_hand_hold", "l_foot_rest",
+                              "r_foot_rest") and pv.feasible
+    sph = build_view(st).overlay_spheres
+    for col in (INSIDE, OUTSIDE):
+        assert not np.all(np.isclose(sph[:, -4:], col), axis=1).any()
+    set_time(st, 10 / fps)
+    for _ in range(4):
+        app.frame(DT)
+    assert pv.on_supports == () and pv.feasible  # standing on the floor

@@ -18,6 +18,7 @@ from animik.dynamics.clip import check_clip
 from animik.dynamics.cone import cone_residual
 from animik.dynamics.contacts import contact_model_for_clip
 from animik.dynamics.inverse import GRAVITY
+from animik.dynamics.model import with_model_of
 from animik.dynamics.offfloor import infer_supports, supports_sidecar
 from animik.dynamics.support_smooth import smooth_supported
 from animik.dynamics.supports import Support, SupportError, SupportSet, supports_from_dict
@@ -112,6 +113,22 @@ def test_hand_computed_seat_holds_and_tilted_seat():
     assert _one(-w, com, weight, (seat, up, np.full(4, 0.7)))[0] == pytest.approx(1.0)
 
 
+def _body_frame(sup: SupportSet, m: Motion, frame: int = -1) -> SupportSet:
+    """The supports fixed to the body parts resting on them, at ``frame``'s pose (the form
+    auto inferred before seats became world-fixed)."""
+    from animik.kinematics import forward_kinematics
+
+    fk = forward_kinematics(m.skeleton, m.q[frame])
+    out = []
+    for s in sup.supports:
+        if s.touches:
+            R = fk.joint_rotations[s.body]
+            s = Support(s.name, s.kind, s.body, s.body_points, R.T @ s.normal, s.mu,
+                        s.max_force, s.frames)
+        out.append(s)
+    return SupportSet(tuple(out), "body")
+
+
 def test_inferred_supports_carry_a_seated_body_and_leave_other_frames_bit_for_bit():
     skel = animik.load_rig("body95")
     m = seated_clip(skel)
@@ -169,14 +186,28 @@ def test_filter_writes_a_seated_clip_with_its_supports_and_the_check_agrees(tmp_
     text = capsys.readouterr().out
     assert json.loads((tmp_path / "a.json").read_text())["summary"]["support_travel_cm"][
         "seat"] < 0.1
-    assert "supports (auto): seat (seat on pelvis, frames 50-149)" in text
+    assert "supports (auto): seat (seat on world, pelvis on it, frames 50-149)" in text
     assert "contact wrench cone: 100, infeasible 0" in text and "infeasible frames: 17 / 150" in text
-    # the user's file: the same supports from frame 28, the seat lifting the body as it rises
-    user = tmp_path / "chair.json"
-    d = infer_supports(m).to_dict(skel)
-    for s in d["supports"]:
+    # auto's supports are fixed in the world with the body part on them (the JSON round trip
+    # of "on" / "on_points" as a user's file): the pelvis touches the seat throughout
+    auto_d = json.loads((tmp_path / "a.json").read_text())["summary"]["supports"]
+    assert auto_d["supports"][0]["joint"] == "world" and auto_d["supports"][0]["on"] == "pelvis"
+    user = tmp_path / "seat.json"
+    user.write_text(json.dumps(auto_d))
+    assert main(["feasibility", str(clip), "--model", "body95", "--every", "0", "--supports",
+                 str(user), "--json", str(tmp_path / "u.json")]) == 5  # the rise levitates
+    u = json.loads((tmp_path / "u.json").read_text())["summary"]
+    assert u["infeasible_frames"] == 17 and u["support_travel_cm"]["seat"] == 0.0
+    assert u["support_contact"]["seat"]["touch_share"] == 1.0 and u["support_warnings"] == []
+    # the user's file: the same supports fixed to the body parts from frame 28, the seat
+    # lifting the body as it rises (a lifting chair)
+    read = animik.read_bvh(clip)
+    read = Motion(with_model_of(read.skeleton, skel), read.q, read.fps)
+    chair = _body_frame(supports_from_dict(auto_d, read.skeleton, 0.7), read).to_dict(skel)
+    for s in chair["supports"]:
         s["frames"] = [[28, 149]]
-    user.write_text(json.dumps(d))
+    user.write_text(json.dumps(chair))
+    capsys.readouterr()
     assert main(["filter", str(clip), "-o", str(out), "--model", "body95", "--plant",
                  "--supports", str(user), "--json", str(rep)]) == 0
     r = json.loads(rep.read_text())
@@ -188,12 +219,17 @@ def test_filter_writes_a_seated_clip_with_its_supports_and_the_check_agrees(tmp_
     assert main(["feasibility", str(out), "--model", "body95", "--every", "0",
                  "--json", str(tmp_path / "f.json"), "--plot", str(tmp_path / "f.png")]) == 0
     assert (tmp_path / "f.png").stat().st_size > 10_000  # the supports' points drawn too
-    assert f"supports (file:{side})" in capsys.readouterr().out
+    text = capsys.readouterr().out
+    assert f"supports (file:{side})" in text
     f = json.loads((tmp_path / "f.json").read_text())
     assert f["summary"]["support_frames"] == 122 and f["frames"][120]["supports"][0] == "seat"
     # the seat fixed to the pelvis rose with it (a lifting chair): the report shows how far a
-    # support travelled (held still from frame 50, under auto below, it does not)
+    # support travelled in the world and flags it (a warning, not exit 5 by itself: the
+    # wrench check holds for a moving support; only the file's author knows)
     assert f["summary"]["support_travel_cm"]["seat"] > 10.0
+    assert any(w.startswith("seat: a seat fixed to pelvis travels")
+               for w in f["summary"]["support_warnings"])
+    assert "warning: seat: a seat fixed to pelvis travels" in text
     assert main(["feasibility", str(out), "--model", "body95", "--every", "0",
                  "--supports", "floor"]) == 5
     # the floor only: a clip held off the floor is refused up front, and no stale sidecar stays
@@ -258,17 +294,22 @@ def test_supports_file_errors_are_usage_or_os(tmp_path):
 
 @needs_shared
 def test_louise_rides_on_inferred_supports():
-    """optitrack louise.bvh (raw): from 8.7 s on a stationary bike. ``--supports auto`` finds a
-    seat, two hand holds and two moving pedals over exactly the held stretch, and the cone
-    check carries every supported frame but a few single-frame capture spikes and the last
-    frames (the Savitzky-Golay fit's edge); the floor check failed all of them."""
+    """optitrack louise.bvh (raw): from 8.7 s on a stationary bike, mounted from 8.1 s standing
+    on the left pedal. ``--supports auto`` finds a seat and two grips fixed in the world, two
+    moving pedals over the held stretch, and a world foot rest under the left foot for the
+    mount (the seat and grips from the mount on); the cone check carries every supported frame
+    but a few single-frame capture spikes and the last frames (the Savitzky-Golay fit's edge);
+    the floor check failed all of them."""
     m = animik.read_bvh(SHARED_BVH / "optitrack_adelaide" / "louise.bvh")
     sup = infer_supports(m)
     assert {s.name: s.kind for s in sup.supports} == {
         "seat": "seat", "l_hand_hold": "hold", "r_hand_hold": "hold", "l_pedal": "pedal",
-        "r_pedal": "pedal"}
+        "r_pedal": "pedal", "l_foot_raised_rest": "foot_rest"}
     (a, b), = sup.supports[0].frames
-    assert 850 <= a <= 880 and b == 2997
+    (p, _), = sup.supports[3].frames
+    assert 800 <= a <= 830 and b == 2997 and 850 <= p <= 880  # the mount, then the ride
+    assert [s.joint for s in sup.supports] == [-1, -1, -1, *[s.joint for s in sup.supports[3:5]],
+                                               -1] and min(s.joint for s in sup.supports[3:5]) >= 0
     floor = check_clip(m, supports=None)
     res = check_clip(m, supports=sup)
     on = res.check.support_active.any(axis=1)

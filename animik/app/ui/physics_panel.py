@@ -28,7 +28,11 @@ def draw_physics_panel(state: AppState) -> None:
             imgui.text_wrapped(pv.error)
         elif pv.show and pv.com is not None:
             contact = [n for n, on in zip(pv.area_names, pv.in_contact, strict=False) if on]
-            imgui.text(f"contact: {', '.join(contact) if contact else 'none (flight)'}")
+            if pv.on_supports:
+                imgui.text_wrapped(f"contact: {', '.join(contact) + ' + ' if contact else ''}"
+                                   f"supports {', '.join(pv.on_supports)} (wrench cone)")
+            else:
+                imgui.text(f"contact: {', '.join(contact) if contact else 'none (flight)'}")
             imgui.text_colored(GREEN if pv.feasible else RED,
                                "feasible" if pv.feasible else f"infeasible: {pv.reasons}")
             m = "-" if not np.isfinite(pv.margin) else f"{100 * pv.margin:6.1f} cm"
