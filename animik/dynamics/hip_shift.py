@@ -64,7 +64,8 @@ class HipShiftResult:
         com_margin_before: ``(T,)`` m, signed distance of the static COM inside the hull of
             the contact areas (NaN without a contact), input.
         com_margin_after: the same, output.
-        foot_error: m, the largest distance of a held sole point from its input position.
+        foot_error: m, the largest distance of a sole point of an area in contact from its
+            input position.
     """
 
     motion: Motion
