@@ -155,6 +155,10 @@ def _modes_batch(Aw: np.ndarray, S: np.ndarray, root_slides: np.ndarray, upper: 
     return E
 
 
+# Plant passes with the hip strategy (docs/dynamics.md 5i): they do not lower the infeasible
+# count monotonically (the pirouette: 256, 462, 354, 72, 487), so all run and the best is kept.
+HIP_PASSES = 5
+
 # Weight (m^-2, as w_pos) of a round's correction's part the check's Savitzky-Golay fit removes:
 # 1e3 brings the SFU walk's root jitter from 8.8 to 0.8 mm RMS (docs/dynamics.md 5h); 1e4 leaves
 # 02_01 three frames short.
@@ -553,8 +557,9 @@ def plant_and_correct(motion: Motion, options: FilterOptions | None = None, pass
     frame stays infeasible (the correction's root shift can lift a held foot again; a fresh
     correction from the last one reaches further than its trust region). The best pass (fewest
     infeasible frames) is kept. The passes run with the smoothness weight ``w_smooth``
-    (:func:`correct_clip`); when they leave infeasible frames they are run again without it
-    and the better result is kept.
+    (:func:`correct_clip`); when they leave infeasible frames they are run again with the hip
+    strategy (:mod:`animik.dynamics.hip_shift`: each planted clip's pelvis moved over its
+    support, the feet held), then without the smoothness weight, and the best result is kept.
 
     Returns:
         ``(CorrectionResult, [PlantResult per pass])``; the result's ``input_check`` is the
@@ -565,6 +570,10 @@ def plant_and_correct(motion: Motion, options: FilterOptions | None = None, pass
     t0 = time.perf_counter()
     first = check_clip(motion, mu=opt.mu, window=opt.window, contacts=cm, supports=supports)
     best, plants = _plant_passes(motion, opt, passes, cm, w_smooth, supports)
+    if not best.check.feasible.all():  # the hip strategy (.hip_shift), only where needed
+        other = _plant_passes(motion, opt, HIP_PASSES, cm, w_smooth, supports, hip=True)
+        if _better(best, other[0]) is other[0]:
+            best, plants = other
     if w_smooth > 0 and not best.check.feasible.all():
         other = _plant_passes(motion, opt, passes, cm, 0.0, supports)
         if _better(best, other[0]) is other[0]:
@@ -575,8 +584,10 @@ def plant_and_correct(motion: Motion, options: FilterOptions | None = None, pass
 
 
 def _plant_passes(motion: Motion, opt: FilterOptions, passes: int, cm: ContactModel,
-                  w_smooth: float, supports: SupportSet | None = None):
-    """:func:`plant_and_correct`'s passes with one smoothness weight (no fallback)."""
+                  w_smooth: float, supports: SupportSet | None = None, hip: bool = False):
+    """:func:`plant_and_correct`'s passes with one smoothness weight (no fallback); ``hip``:
+    the planted clip's pelvis moved over the support first (:mod:`.hip_shift`)."""
+    from .hip_shift import hip_shift
     from .plant import plant_contacts
 
     cur, best, plants = motion, None, []
@@ -587,10 +598,15 @@ def _plant_passes(motion: Motion, opt: FilterOptions, passes: int, cm: ContactMo
         pl = plant_contacts(cur, cm, mu=opt.mu, window=opt.window, supports=supports,
                             **({} if k == 0 else {"transient": 0.0}))
         plants.append(pl)
+        if hip:
+            pl.motion = hip_shift(pl.motion, cm, opt.mu, opt.window, supports=supports).motion
         res = _rounds(pl.motion, opt, 30, 1.0, 0.1, 0.5, 0.3, 1e2, cm, 4, w_smooth,
                       supports=supports)
         bad = ~res.check.feasible
         if best is not None and bad.sum() >= (~best.check.feasible).sum():
+            if hip:  # the hip passes do not converge monotonically: go on, keep the best
+                cur = res.motion
+                continue
             break  # no progress: another pass would start from a worse clip
         best = res
         if not bad.any():
