@@ -205,6 +205,7 @@ class BalanceFilter:
     _chist: list = field(default_factory=list)  # and their centres of mass
     _pts_cache: tuple | None = None  # (q, contact points) of the last pose asked about
     last_lag: float = 0.0  # the last step's lag along the blend path (0: none; :meth:`_blend`)
+    _captured: bool = True  # the last correction's capture point was inside the polygon
 
     def __post_init__(self) -> None:
         self.options = self.options.checked()
@@ -360,8 +361,13 @@ class BalanceFilter:
                 i = int(np.flatnonzero(good)[0])  # the first along the polyline
                 break
         else:
-            # nothing passes (a state no blend can save): the least bad, by the worse margin
-            i = int(np.argmax(np.where(still, np.minimum(m, xi_m), -np.inf)))
+            # nothing passes. A whipping state no blend can save, the capture point over the
+            # feet: the least bad pose whose soles stay put. The capture point already past
+            # the edge: the corrected pose, whose COM target puts it back over the feet (the
+            # next frames recover; holding or coasting would freeze the state there)
+            seg = np.arange(len(Q)) <= n  # the corrected pose → the prediction
+            i = int(np.argmax(np.where(still & seg, np.minimum(m, xi_m), -np.inf))) \
+                if self._captured else 0
         one = ContactCheck(*[np.asarray(a)[i] for a in cb])
         return Q[i], one, i / n
 
@@ -408,6 +414,7 @@ class BalanceFilter:
         c_next = np.empty(3)
         c_next[2] = cz
         dxi = _distance(poly, xi)
+        self._captured = dxi > 0.0
         if dxi > 0.0:
             # the ZMP p beyond ξ (seen from ξ*) moves ξ toward ξ*; clamped along that ray to
             # stay `margin` inside — or, for a ξ already closer to the edge than that (a frame
