@@ -25,7 +25,11 @@ it, with one change that makes it hold up on leans:
     ``p`` still moves ``ξ`` toward ``ξ*``, so the state stays capturable (the property the
     greedy correction lacks). The caller re-solves its IK with the pins and the drags kept and
     the COM task ``com=(x, y)`` at that point (:meth:`BalanceFilter.step` takes the solve as a
-    callable), and the result is checked again with full inverse dynamics.
+    callable), and the result is checked again with full inverse dynamics;
+(g) **lag, never fail**: if the corrected pose still fails (the limbs' angular momentum: a
+    dragged hand that jumped, docs/dynamics.md section 8), the first feasible pose on the way
+    from it to the constant-velocity prediction and on to the last output is kept (one batched
+    check), the soles held; the output reaches the reference over the next frames.
 
 Numeric core: no GL; the app's physics mode (:mod:`animik.app.modes.physics`) and
 :func:`make_clip_feasible` use it.
@@ -371,8 +375,9 @@ class BalanceFilter:
         one = ContactCheck(*[np.asarray(a)[i] for a in cb])
         return Q[i], one, i / n
 
+    #: largest move of a floor contact point in one frame of a blended pose (m, :meth:`_blend`)
+    SLIDE = 5e-4
     #: the fractions of a blend segment's first pose kept (see :meth:`_blend`)
-    SLIDE = 5e-4  # m, see :meth:`_blend`
     BLEND_FRACTIONS = np.array([1.0, 0.7, 0.5, 0.35, 0.25, 0.18, 0.12, 0.08, 0.05, 0.03, 0.015])
 
     def _omega(self, c: np.ndarray) -> float:
