@@ -25,7 +25,11 @@ it, with one change that makes it hold up on leans:
     ``p`` still moves ``ξ`` toward ``ξ*``, so the state stays capturable (the property the
     greedy correction lacks). The caller re-solves its IK with the pins and the drags kept and
     the COM task ``com=(x, y)`` at that point (:meth:`BalanceFilter.step` takes the solve as a
-    callable), and the result is checked again with full inverse dynamics.
+    callable), and the result is checked again with full inverse dynamics;
+(g) **lag, never fail**: if the corrected pose still fails (the limbs' angular momentum: a
+    dragged hand that jumped, docs/dynamics.md section 8), the first feasible pose on the way
+    from it to the constant-velocity prediction and on to the last output is kept (one batched
+    check), the soles held; the output reaches the reference over the next frames.
 
 Numeric core: no GL; the app's physics mode (:mod:`animik.app.modes.physics`) and
 :func:`make_clip_feasible` use it.
@@ -204,6 +208,8 @@ class BalanceFilter:
     _hist: list = field(default_factory=list)  # the last two output poses
     _chist: list = field(default_factory=list)  # and their centres of mass
     _pts_cache: tuple | None = None  # (q, contact points) of the last pose asked about
+    last_lag: float = 0.0  # the last step's lag along the blend path (0: none; :meth:`_blend`)
+    _captured: bool = True  # the last correction's capture point was inside the polygon
 
     def __post_init__(self) -> None:
         self.options = self.options.checked()
@@ -289,6 +295,91 @@ class BalanceFilter:
                               o.floor, contacts=self.contacts)
         return ContactCheck(*[a.reshape(a.shape[1:]) for a in out])
 
+    def check_batch(self, Q: np.ndarray, h: float) -> ContactCheck:
+        """:meth:`check` of ``B`` candidate poses ``Q (B, n_dof)`` for this frame, each after
+        the same history, in one batched pass (the blend search of :meth:`step`)."""
+        skel = self.skeleton
+        Q = np.ascontiguousarray(Q, dtype=float)
+        B = len(Q)
+        P = self._hist[-2:]
+        if len(P) >= 2:
+            qd = (Q - P[-1]) / h
+            qdd = (Q - 2 * P[-1] + P[-2]) / (h * h)
+        elif P:
+            qd, qdd = (Q - P[-1]) / h, np.zeros_like(Q)
+        else:
+            qd, qdd = np.zeros_like(Q), np.zeros_like(Q)
+        o = self.options
+        args = model_args(skel)
+        tau, wrench = np.empty((B, skel.n_dof)), np.empty((B, 6))
+        K.rnea_batch(Q, np.ascontiguousarray(qd), np.ascontiguousarray(qdd), self._g, *args, tau,
+                     wrench)
+        mom = np.empty((B, 12))
+        K.momentum_batch(Q, np.zeros_like(Q), *args, mom)
+        cm = self.contacts
+        pts = np.ascontiguousarray(cm.points(skel, Q))
+        low = np.full((B, cm.n_areas), np.inf)
+        for a in range(cm.n_areas):
+            low[:, a] = pts[:, cm.point_area == a, 2].min(axis=1)
+        act = low < o.floor + o.contact_height
+        self._batch_points = pts
+        return evaluate_wrench(skel, wrench, pts, act, mom[:, :3], o.mu, o.floor, contacts=cm)
+
+    def _blend(self, anchors: list[np.ndarray], poly: np.ndarray, h: float
+               ) -> tuple[np.ndarray, ContactCheck, float]:
+        """(g) The output may lag the reference, it must not be infeasible: the poses on the
+        polyline through ``anchors`` (from the corrected pose toward the constant-velocity
+        prediction, whose joint accelerations are zero: no whipping limb) are checked in one
+        batch, and the first one along it whose full-inverse-dynamics check passes with the
+        capture point still in the polygon is kept (one with the ZMP ``check_margin`` inside
+        first). Between two poses the joint accelerations — the limbs' angular momentum
+        included — scale linearly; the pose reaches the reference over the next frames.
+        Returns ``(q, check, position along the polyline from 0)``."""
+        o = self.options
+        # geometric steps: the accelerations scale with the step, and a corrected pose far
+        # from the prediction may allow only a few per cent of it
+        S = 1.0 - self.BLEND_FRACTIONS
+        Q = np.concatenate([a[None] + S[:, None] * (b - a)[None]
+                            for a, b in zip(anchors[:-1], anchors[1:], strict=True)]
+                           + [anchors[-1][None]])
+        n = len(S)
+        cb = self.check_batch(Q, h)
+        c1 = self._chist[-1]
+        xi_m = np.array([_distance(poly, cb.com[i, :2] + (cb.com[i, :2] - c1[:2]) / h
+                                   / self._omega(cb.com[i])) for i in range(len(Q))])
+        m = np.where(np.isfinite(cb.margin), cb.margin, -np.inf)
+        feas = np.asarray(cb.feasible, bool) & (xi_m >= 0.0)
+        # a blend is not an IK solve: far along the prediction the soles would slide (and the
+        # next frames' IK pull them back: whipping again). The contact points on the floor may
+        # not move more than SLIDE in a frame (the last anchor, the last output, never does)
+        cm = self.contacts
+        last = self._hist[-1]
+        prev = cm.points(self.skeleton, last)
+        on = np.asarray(self.active(last), bool)[cm.point_area]
+        slide = (np.abs(self._batch_points[:, on] - prev[None, on]).max(axis=(1, 2))
+                 if on.any() else np.zeros(len(Q)))
+        still = slide <= self.SLIDE
+        for good in (feas & still & (m >= o.check_margin) & (xi_m >= o.check_margin),
+                     feas & still):
+            if good.any():
+                i = int(np.flatnonzero(good)[0])  # the first along the polyline
+                break
+        else:
+            # nothing passes. A whipping state no blend can save, the capture point over the
+            # feet: the least bad pose whose soles stay put. The capture point already past
+            # the edge: the corrected pose, whose COM target puts it back over the feet (the
+            # next frames recover; holding or coasting would freeze the state there)
+            seg = np.arange(len(Q)) <= n  # the corrected pose → the prediction
+            i = int(np.argmax(np.where(still & seg, np.minimum(m, xi_m), -np.inf))) \
+                if self._captured else 0
+        one = ContactCheck(*[np.asarray(a)[i] for a in cb])
+        return Q[i], one, i / n
+
+    #: largest move of a floor contact point in one frame of a blended pose (m, :meth:`_blend`)
+    SLIDE = 5e-4
+    #: the fractions of a blend segment's first pose kept (see :meth:`_blend`)
+    BLEND_FRACTIONS = np.array([1.0, 0.7, 0.5, 0.35, 0.25, 0.18, 0.12, 0.08, 0.05, 0.03, 0.015])
+
     def _omega(self, c: np.ndarray) -> float:
         return math.sqrt(-GRAVITY[2] / max(float(c[2]) - self.options.floor, 0.05))
 
@@ -320,14 +411,22 @@ class BalanceFilter:
                            -o.vertical_accel * g, o.vertical_accel * g))
         cz = 2 * c1[2] - c2[2] + az * h * h
         w = math.sqrt((g + az) / max(cz - o.floor, 0.05))  # cart-table with the vertical term
-        xi = c1[:2] + (c1[:2] - c2[:2]) / h / w
+        # the capture point as :meth:`dcm` and the blend (g) judge it (ω without the vertical
+        # term): a ξ they call inside must not send this law to its last branch
+        xi = c1[:2] + (c1[:2] - c2[:2]) / h / self._omega(c1)
         xi_star = _clamp_inside(poly, c_ref[:2], 1.5 * o.margin)
         a = (h * w) ** 2  # < 1 for h <= 1/15 s and a COM above 5 cm
         c_next = np.empty(3)
         c_next[2] = cz
-        if _distance(poly, xi) >= o.margin:
+        dxi = _distance(poly, xi)
+        self._captured = dxi > 0.0
+        if dxi > 0.0:
+            # the ZMP p beyond ξ (seen from ξ*) moves ξ toward ξ*; clamped along that ray to
+            # stay `margin` inside — or, for a ξ already closer to the edge than that (a frame
+            # that had to lag, a jittered frame time), halfway between ξ and the edge: ξ then
+            # still moves inward and the ZMP stays inside (no frame "gives up")
             p_des = xi + (o.dcm_gain / w) * (xi - xi_star)
-            p = _ray_clamp(poly, xi, p_des, o.margin)
+            p = _ray_clamp(poly, xi, p_des, min(o.margin, 0.5 * dxi))
             c_next[:2] = (2 * c1[:2] - c2[:2] - a * p) / (1.0 - a)
         else:
             # no longer capturable (a jump of the reference, a frame the IK could not
@@ -357,6 +456,7 @@ class BalanceFilter:
         """
         h = self.frame_time(dt)
         q_ref = np.asarray(q_ref, dtype=float)
+        self.last_lag = 0.0
         o = self.options
         ref = self.check(q_ref, h)
         act = np.asarray(ref.in_contact, bool)
@@ -397,8 +497,32 @@ class BalanceFilter:
                 out, chk = out2, chk2
             xi = self.dcm(out, h, chk.com)
             xi_m = _distance(poly, xi)
+            if len(self._hist) >= 2 and not (bool(chk.feasible) and xi_m >= 0.0):
+                # (g) lag instead of failing: the first feasible pose on the way from the
+                # corrected pose to the constant-velocity prediction is the output
+                out, chk, self.last_lag = self._blend([out, start, self._hist[-1]], poly, h)
+                xi = self.dcm(out, h, chk.com)
+                xi_m = _distance(poly, xi)
         self.push(out, chk.com)
         return BalanceStep(out, not ok, chk, ref, xi, float(xi_m), c_t, p_t)
+
+
+def track_target(p1: np.ndarray, p2: np.ndarray, target: np.ndarray, h: float,
+                 omega: float = 10.0, accel: float = 4.0) -> np.ndarray:
+    """Where a dragged site should be this frame: a critically damped second-order tracker of
+    ``target (3,)`` from the site's last two output positions ``p1, p2 (3,)`` (m) at frame time
+    ``h`` (s), rate ``omega`` (1/s), its acceleration bounded by ``accel`` (m/s²).
+
+    The physics mode's corrective solve drags toward this point instead of the mouse's: a
+    mouse that jumps 5 cm in a frame must not whip the arm (the arm's angular momentum moves
+    the ZMP by metres); the site reaches a still target in about ``6 / omega`` s."""
+    p1 = np.asarray(p1, dtype=float)
+    v = (p1 - np.asarray(p2, dtype=float)) / h
+    a = omega * omega * (np.asarray(target, dtype=float) - p1) - 2.0 * omega * v
+    na = float(np.linalg.norm(a))
+    if na > accel:
+        a *= accel / na
+    return p1 + v * h + a * h * h
 
 
 class ClipCheck(NamedTuple):
@@ -512,4 +636,4 @@ def make_clip_feasible(skel: Skeleton, q: np.ndarray, fps: float,
 
 
 __all__ = ["BalanceFilter", "BalanceOptions", "BalanceOptionsError", "BalanceStep", "ClipCheck",
-           "FeasibleClip", "clip_feasibility", "foot_sites", "make_clip_feasible"]
+           "FeasibleClip", "clip_feasibility", "foot_sites", "make_clip_feasible", "track_target"]

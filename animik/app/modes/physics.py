@@ -25,11 +25,12 @@ from ...dynamics.clip import check_clip
 from ...dynamics.contacts import ContactGeometryError
 from ...dynamics.correct import plant_and_correct
 from ...dynamics.filter import FilterOptions
-from ...dynamics.interactive import BalanceFilter, BalanceOptions, BalanceStep
+from ...dynamics.interactive import BalanceFilter, BalanceOptions, BalanceStep, track_target
 from ...dynamics.offfloor import resolve_supports
 from ...ik import prepare_ik
 from ...ik.fik import PreparedFIK
 from ...ik.prepared import PreparedSolver
+from ...kinematics import forward_kinematics
 from ...motion import Motion
 from .. import timeline
 from ..document import ModeData
@@ -49,6 +50,10 @@ PIN_WEIGHT = 10.0  # pins "hard-ish": the correction must not slide the feet
 # redundant DoFs keep their motion instead of whipping (least acceleration)
 REFERENCE_GAIN = 0.3
 COM_WEIGHT = 3.0  # below the pins: an unreachable COM target must not pull the feet
+# the dragged targets' tracker in the corrective solve: critically damped at this rate (1/s)
+# with the acceleration bounded (m/s²) — an arm whipped harder moves the ZMP off the feet
+TRACK_OMEGA = 10.0
+TRACK_ACCEL = 4.0
 
 
 @dataclass(frozen=True, eq=False)
@@ -110,6 +115,21 @@ def _solve_com(state: AppState, ui: PhysicsUI):
     key = (id(doc.skeleton), doc.solver.name, id(doc.solver),
            tuple((e.site, e.oriented, e.weight, e.mode) for e in effs))
 
+    dragged = [(e.site, doc.skeleton.site_index(e.site)) for e in effs if e.mode != PINNED]
+    hist = ui.filter.history if ui.filter is not None else ()
+    h = ui.filter.frame_time(ui.frame_time) if ui.filter and ui.frame_time else 1.0 / 60.0
+    tracked = dict(targets)
+    if dragged and len(hist) == 2:
+        # the dragged targets of the corrective solve follow the user's through a critically
+        # damped tracker with bounded acceleration (track_target), from where the last two
+        # output poses had the site: a jumping mouse must not whip the arm
+        fk1, fk2 = (forward_kinematics(doc.skeleton, q).site_positions for q in hist[::-1])
+        for site, i in dragged:
+            t = targets[site]
+            pos = np.asarray(t[0] if isinstance(t, tuple) else t, float)
+            p = track_target(fk1[i], fk2[i], pos, h, TRACK_OMEGA, TRACK_ACCEL)
+            tracked[site] = (p, t[1]) if isinstance(t, tuple) else p
+
     def solve(c: np.ndarray, start: np.ndarray) -> np.ndarray:
         if ui.solver is None or ui.solver_key != key:
             opts = {k: v for k, v in solver_options(doc.solver).items()
@@ -121,10 +141,26 @@ def _solve_com(state: AppState, ui: PhysicsUI):
                                    weights={**weights, "com": COM_WEIGHT}, com=tuple(c), **opts)
             ui.solver_key = key
         ref = {"reference": start} if doc.solver.name in ("fik", "fik_fixed") else {}
-        return ui.solver.solve(start, targets={**targets, "com": c},
+        return ui.solver.solve(start, targets={**tracked, "com": c},
                                max_iterations=max(int(doc.solver.iterations), 50), **ref).q
 
     return solve
+
+
+def _hold_pins_on_root_drag(state: AppState) -> bool:
+    """While the pelvis is dragged by its gizmo arrows, keep the pinned effectors where they
+    were at the press (the pose mode's DoF edit carries every effector the root moves along,
+    which would slide the feet with the pelvis): the pelvis moves, the feet stay, the IK bends
+    the legs and the filter keeps it feasible. True during such a drag."""
+    d = state.drag
+    if d is None or d.kind != "root":
+        return False
+    pins = {e.site: e for e in d.start_doc.effectors if e.mode == PINNED}
+    effs = tuple(pins[e.site] if e.mode == PINNED and e.site in pins else e
+                 for e in state.doc.effectors)
+    if any(a is not b for a, b in zip(effs, state.doc.effectors, strict=True)):
+        state.doc = state.doc.replace(effectors=effs)
+    return True
 
 
 class PhysicsMode(Mode):
@@ -148,10 +184,13 @@ class PhysicsMode(Mode):
             step_ik(state)
             return
         filt = ui.filter
+        root_drag = _hold_pins_on_root_drag(state)
         before = state.doc.q
         playing = state.playing
         if playing:
             timeline.advance(state, dt)
+        elif root_drag and filt.history:
+            pass  # the pelvis dragged by its arrows: the reference moves, the pose did not jump
         elif not filt.history or not np.array_equal(before, filt.history[-1]):
             filt.reset(before)  # the pose jumped (undo, a slider, a clip frame): start at rest
         step_ik(state)  # (a) the kinematic reference
