@@ -51,6 +51,7 @@ import numpy as np
 from ..errors import OptionError
 from ..kinematics import forward_kinematics
 from ..rotations import matrix_to_rotvec, rotvec_to_matrix
+from ..semantics.contacts import horizontal_speed
 from ..semantics.roles import SIDES, JointRoles, _is_robot_name, character_forward
 from ..skeleton import ROTATION, TRANSLATION, Skeleton
 from .fit import PoseFitter
@@ -193,14 +194,17 @@ def upright_score(P: np.ndarray, skel: Skeleton, roles: JointRoles) -> np.ndarra
     return score
 
 
-def flat_foot_frames(skel: Skeleton, roles: JointRoles, P_clip: np.ndarray,
-                     tol: float = 0.01) -> dict[str, int]:
+def flat_foot_frames(skel: Skeleton, roles: JointRoles, P_clip: np.ndarray, fps: float,
+                     tol: float = 0.01, speed: float = 0.2, min_frames: float = 0.1
+                     ) -> dict[str, int]:
     """Per side (``"l"``, ``"r"``), a clip frame where the source foot stands **flat**.
 
-    A foot is flat when its ankle (``*_foot``) and its ball (``*_toe``) are both down: each
-    within ``tol`` (m) of its own low height over the clip (2nd percentile of its z). Heel
-    strike (ball up), toe-off (ankle up) and swing (both up) are out; of the frames left, the
-    one with the median ankle-to-ball pitch. A side without such frames (or without a toe) is
+    A foot is flat when its ankle (``*_foot``) and its ball (``*_toe``) are both down and
+    still: each within ``tol`` (m) of its own low height over the clip (2nd percentile of its
+    z) and slower than ``speed`` (m/s, horizontal). Heel strike (ball up), toe-off (ankle up)
+    and swing (both up, moving) are out; of the frames left, the one with the median
+    ankle-to-ball pitch. A side with fewer than ``min_frames`` (s) of such frames (a clip
+    that never stands: the foot keeps the bone-direction alignment), or without a toe, is
     left out.
 
     Why: the ankle-to-ball bone of a source foot standing flat is pitched by its own skeleton's
@@ -209,9 +213,11 @@ def flat_foot_frames(skel: Skeleton, roles: JointRoles, P_clip: np.ndarray,
     relation is taken at a flat frame instead (:func:`align`, ``flat_frames``).
 
     Args:
-        P_clip: ``(T, J, 3)`` source joint positions over the clip (m).
+        P_clip: ``(T, J, 3)`` source joint positions over the clip (m); ``fps`` its rate.
     """
     out: dict[str, int] = {}
+    if len(P_clip) < 3:
+        return out
     for side in SIDES:
         foot, toe = roles.get(f"{side}_foot"), roles.get(f"{side}_toe")
         if not foot or not toe or len(P_clip) == 0:
@@ -220,8 +226,9 @@ def flat_foot_frames(skel: Skeleton, roles: JointRoles, P_clip: np.ndarray,
         b = P_clip[:, skel.joint_index(toe)]
         down = (a[:, 2] <= np.percentile(a[:, 2], 2) + tol) & \
             (b[:, 2] <= np.percentile(b[:, 2], 2) + tol)
+        down &= (horizontal_speed(a, fps) < speed) & (horizontal_speed(b, fps) < speed)
         frames = np.flatnonzero(down)
-        if len(frames) == 0:
+        if len(frames) < max(min_frames * fps, 1):
             continue
         d = a[frames] - b[frames]
         pitch = np.arctan2(d[:, 2], np.linalg.norm(d[:, :2], axis=1))

@@ -290,7 +290,7 @@ class Retargeter:
         flat_q = None
         if o.flat_feet and fk_clip is not None:
             frames = A.flat_foot_frames(self.source, self.mapping.source_roles,
-                                        fk_clip.joint_positions)
+                                        fk_clip.joint_positions, self.fps)
             flat_q = {side: np.asarray(q_clip[t]) for side, t in frames.items()}
         self.alignment = A.align(self.source, self.target, self.mapping, rest_q, kind, o.scale,
                                  flat_q)

@@ -56,11 +56,11 @@ def test_stance_heels_on_body95_as_in_the_source(name):
     assert np.all(_heel_lift(old.skeleton, old.q, old.fps, contact_model(old.skeleton)) > 0.08)
 
 
-def test_flat_foot_frames_are_stance_frames_with_both_joints_down():
+def test_flat_foot_frames_are_stance_frames_with_both_joints_down_and_still():
     src = read_bvh(SHARED_BVH / "bandai_namco/dataset-1_walk_normal_001.bvh")
     roles = classify_joints(src.skeleton)
     P = forward_kinematics(src.skeleton, src.q).joint_positions
-    frames = flat_foot_frames(src.skeleton, roles, P)
+    frames = flat_foot_frames(src.skeleton, roles, P, src.fps)
     assert set(frames) == {"l", "r"}
     for side, t in frames.items():
         for role in ("foot", "toe"):
