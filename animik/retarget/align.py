@@ -59,6 +59,9 @@ from .mapping import JointMapping
 
 UP = np.array([0.0, 0.0, 1.0])
 PAIR, INTERP, RIGID, REST = 0, 1, 2, 3
+#: a foot (or toe) is aligned sole to sole (``align(flat_q=...)``) when its bone's pitch at the
+#: source's flat frame and at the target's rest differ by more than this (rad)
+FLAT_MIN_PITCH = np.radians(15.0)
 
 
 def _unit(v: np.ndarray) -> tuple[np.ndarray, float]:
@@ -419,8 +422,9 @@ def align(source: Skeleton, target: Skeleton, mapping: JointMapping,
             there, sole to sole: the bone's **horizontal** direction and world up, at the
             source's flat pose and the target's rest (whose soles are flat), so a flat source
             sole gives a flat target sole whatever the two feet's ankle-to-ball pitches.
-            Without it (or for a side it lacks) the foot's bone direction is mapped as for any
-            joint.
+            Only where the two bones' pitches there differ by more than ``FLAT_MIN_PITCH``
+            (15°); without it (or for a side it lacks, or a smaller difference) the foot's bone
+            direction is mapped as for any joint.
     """
     fks = forward_kinematics(source, source_rest_q)
     fkt = forward_kinematics(target, target.rest_q)
@@ -466,17 +470,25 @@ def align(source: Skeleton, target: Skeleton, mapping: JointMapping,
         best = 0.5 if p < 0 else -np.inf
         role = tgt_roles_by_joint.get(target.joint_names[j], "")
         sole = role[2:] in ("foot", "toe") and role[:1] in flat
-        Ps_dir = flat[role[:1]][0] if sole else Ps
-        for pt_c, ps_c in _direction_points(target, Pt, Ps_dir, cands, src_of, tgt_roles_by_joint):
+        Pf = flat[role[:1]][0] if sole else Ps
+        u_f = None  # the source bone at the flat frame
+        for (pt_c, ps_c), (_, pf_c) in zip(
+                _direction_points(target, Pt, Ps, cands, src_of, tgt_roles_by_joint),
+                _direction_points(target, Pt, Pf, cands, src_of, tgt_roles_by_joint), strict=True):
             ut = _unit(pt_c - Pt[j])[0]
             score = float(ut @ ref) if (len(cands) > 1 or p < 0) else 1.0
             if score > best:
-                best, u_t, u_s = score, ut, _unit(ps_c - Ps_dir[s0])[0]
+                best, u_t, u_s, u_f = score, ut, _unit(ps_c - Ps[s0])[0], _unit(pf_c - Pf[s0])[0]
         if sole and u_t is not None:
             # sole to sole (see flat_q): the bone's horizontal heading, and world up
             h_t, nt = _unit(u_t - (u_t @ UP) * UP)
-            h_s, ns = _unit(u_s - (u_s @ UP) * UP)
-            if nt > 0.2 and ns > 0.2:  # a bone not near vertical: it has a heading
+            h_s, ns = _unit(u_f - (u_f @ UP) * UP)
+            # only where the bone's pitch misleads: mapping the bone direction leaves the
+            # target sole pitched by the difference of the two bones' pitches at the flat
+            # frame (Bandai / Mixamo on body95: 22°); a few degrees are as likely the flat
+            # frame's own error (heel strike at 120 fps: SFU, CMU), and those keep the bone
+            dpitch = abs(np.arcsin(np.clip(u_t @ UP, -1, 1)) - np.arcsin(np.clip(u_f @ UP, -1, 1)))
+            if nt > 0.2 and ns > 0.2 and dpitch > FLAT_MIN_PITCH:
                 deltas[j] = _frame(h_t, UP) @ _frame(h_s, UP).T
                 src_rot[j] = flat[role[:1]][1][s]
                 continue
