@@ -39,7 +39,9 @@ contacts detected afresh) is what the command checks.
 from __future__ import annotations
 
 import time
+from collections.abc import Callable
 from dataclasses import dataclass, replace
+from typing import Any
 
 import numpy as np
 import scipy.linalg as sla
@@ -220,7 +222,8 @@ def _schedule(rflags: np.ndarray) -> np.ndarray:
 
 def method_b_clip(motion: Motion, options: FilterOptions | None = None,
                   springs: SpringOptions = SpringOptions(),
-                  balance: SoleBalanceOptions | None = None) -> CorrectionResult:
+                  balance: SoleBalanceOptions | None = None,
+                  trace: Callable[[dict[str, Any]], None] | None = None) -> CorrectionResult:
     """Method B over a whole clip (module docstring): simulate, then check the written poses.
 
     Args:
@@ -229,6 +232,10 @@ def method_b_clip(motion: Motion, options: FilterOptions | None = None,
         springs: :class:`SpringOptions`.
         balance: :class:`animik.dynamics.sole_balance.SoleBalanceOptions` (the balance law acting
             on the sole pins' references; ``enabled=False``: the soles pinned where they land).
+        trace: called after every simulated frame (settling frames too, ``frame < 0``) with
+            ``{"frame", "q", "v", "W"}`` (the springs' wrench about the origin, ``(N, F)``),
+            ``"support"`` (the input's contact flags) and, with the balance law, ``"Wd"`` (its
+            wanted wrench): for diagnosing a fall (docs/dynamics.md 5c).
 
     Returns:
         :class:`CorrectionResult` (``check`` is :func:`check_clip` of the output with contacts
@@ -407,6 +414,9 @@ def method_b_clip(motion: Motion, options: FilterOptions | None = None,
                     f"{' (while settling)' if t < R else ''}: the simulated body is "
                     f"{dev:.3g} (rad or m) away from the input at {worst!r} (limit max_deviation = "
                     f"{sp_.max_deviation}); the springs cannot hold it (docs/dynamics.md 5c)")
+        if trace is not None:
+            trace({"frame": t - R, "q": q.copy(), "v": v.copy(), "W": W.copy(),
+                   "support": rflags[t].copy(), "Wd": Wd.copy() if bal.enabled else None})
     result = Motion(skel, out, motion.fps, dict(motion.meta))
     seconds = time.perf_counter() - t0
     chk = check_clip(result, mu=opt.mu, window=opt.window, contacts=cm)

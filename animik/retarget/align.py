@@ -51,6 +51,7 @@ import numpy as np
 from ..errors import OptionError
 from ..kinematics import forward_kinematics
 from ..rotations import matrix_to_rotvec, rotvec_to_matrix
+from ..semantics.contacts import horizontal_speed
 from ..semantics.roles import SIDES, JointRoles, _is_robot_name, character_forward
 from ..skeleton import ROTATION, TRANSLATION, Skeleton
 from .fit import PoseFitter
@@ -58,6 +59,9 @@ from .mapping import JointMapping
 
 UP = np.array([0.0, 0.0, 1.0])
 PAIR, INTERP, RIGID, REST = 0, 1, 2, 3
+#: a foot (or toe) is aligned sole to sole (``align(flat_q=...)``) when its bone's pitch at the
+#: source's flat frame and at the target's rest differ by more than this (rad)
+FLAT_MIN_PITCH = np.radians(15.0)
 
 
 def _unit(v: np.ndarray) -> tuple[np.ndarray, float]:
@@ -191,6 +195,48 @@ def upright_score(P: np.ndarray, skel: Skeleton, roles: JointRoles) -> np.ndarra
     if legs:
         score = score - np.mean(legs, axis=0)
     return score
+
+
+def flat_foot_frames(skel: Skeleton, roles: JointRoles, P_clip: np.ndarray, fps: float,
+                     tol: float = 0.01, speed: float = 0.2, min_frames: float = 0.1
+                     ) -> dict[str, int]:
+    """Per side (``"l"``, ``"r"``), a clip frame where the source foot stands **flat**.
+
+    A foot is flat when its ankle (``*_foot``) and its ball (``*_toe``) are both down and
+    still: each within ``tol`` (m) of its own low height over the clip (2nd percentile of its
+    z) and slower than ``speed`` (m/s, horizontal). Heel strike (ball up), toe-off (ankle up)
+    and swing (both up, moving) are out; of the frames left, the one with the median
+    ankle-to-ball pitch. A side with fewer than ``min_frames`` (s) of such frames (a clip
+    that never stands: the foot keeps the bone-direction alignment), or without a toe, is
+    left out.
+
+    Why: the ankle-to-ball bone of a source foot standing flat is pitched by its own skeleton's
+    geometry (Bandai Namco and Mixamo files: 40° down; body95: 17°), so mapping the bone
+    direction alone put body95 on its toes in every stance (heels 11-12 cm up). The sole's
+    relation is taken at a flat frame instead (:func:`align`, ``flat_frames``).
+
+    Args:
+        P_clip: ``(T, J, 3)`` source joint positions over the clip (m); ``fps`` its rate.
+    """
+    out: dict[str, int] = {}
+    if len(P_clip) < 3:
+        return out
+    for side in SIDES:
+        foot, toe = roles.get(f"{side}_foot"), roles.get(f"{side}_toe")
+        if not foot or not toe or len(P_clip) == 0:
+            continue
+        a = P_clip[:, skel.joint_index(foot)]
+        b = P_clip[:, skel.joint_index(toe)]
+        down = (a[:, 2] <= np.percentile(a[:, 2], 2) + tol) & \
+            (b[:, 2] <= np.percentile(b[:, 2], 2) + tol)
+        down &= (horizontal_speed(a, fps) < speed) & (horizontal_speed(b, fps) < speed)
+        frames = np.flatnonzero(down)
+        if len(frames) < max(min_frames * fps, 1):
+            continue
+        d = a[frames] - b[frames]
+        pitch = np.arctan2(d[:, 2], np.linalg.norm(d[:, :2], axis=1))
+        out[side] = int(frames[np.argsort(pitch)[len(frames) // 2]])
+    return out
 
 
 def choose_source_rest(skel: Skeleton, roles: JointRoles, q_clip: np.ndarray | None,
@@ -363,13 +409,22 @@ def serial_chains(skel: Skeleton, paired: set[int]) -> list[list[int]]:
 
 def align(source: Skeleton, target: Skeleton, mapping: JointMapping,
           source_rest_q: np.ndarray, source_rest_kind: str = "offsets",
-          scale: float | None = None) -> Alignment:
+          scale: float | None = None, flat_q: dict[str, np.ndarray] | None = None
+          ) -> Alignment:
     """Build the :class:`Alignment` of a mapping.
 
     Args:
         source_rest_q: ``(n_src,)`` source pose taken as its rest (see
             :func:`choose_source_rest`).
         scale: override the length ratio (default: leg lengths, see the module docstring).
+        flat_q: ``{side: (n_src,) pose}``, a source pose where that side's foot stands flat
+            (:func:`flat_foot_frames`). The target's foot and toe of that side are aligned
+            there, sole to sole: the bone's **horizontal** direction and world up, at the
+            source's flat pose and the target's rest (whose soles are flat), so a flat source
+            sole gives a flat target sole whatever the two feet's ankle-to-ball pitches.
+            Only where the two bones' pitches there differ by more than ``FLAT_MIN_PITCH``
+            (15°); without it (or for a side it lacks, or a smaller difference) the foot's bone
+            direction is mapped as for any joint.
     """
     fks = forward_kinematics(source, source_rest_q)
     fkt = forward_kinematics(target, target.rest_q)
@@ -388,6 +443,11 @@ def align(source: Skeleton, target: Skeleton, mapping: JointMapping,
 
     order = sorted(paired)
     deltas: dict[int, np.ndarray] = {}
+    src_rot: dict[int, np.ndarray] = {}  # the source rotation C is taken at, when not the rest
+    flat = {}
+    for side, qf in (flat_q or {}).items():
+        fkf = forward_kinematics(source, qf)
+        flat[side] = (np.asarray(fkf.joint_positions), np.asarray(fkf.joint_rotations))
     for j in order:
         s = src_of[j]
         u_t = u_s = None
@@ -408,11 +468,30 @@ def align(source: Skeleton, target: Skeleton, mapping: JointMapping,
         if p >= 0 and p in src_of and np.linalg.norm(Pt[j] - Pt[p]) < 1e-3 * height_t:
             s0 = src_of[p]
         best = 0.5 if p < 0 else -np.inf
-        for pt_c, ps_c in _direction_points(target, Pt, Ps, cands, src_of, tgt_roles_by_joint):
+        role = tgt_roles_by_joint.get(target.joint_names[j], "")
+        sole = role[2:] in ("foot", "toe") and role[:1] in flat
+        Pf = flat[role[:1]][0] if sole else Ps
+        u_f = None  # the source bone at the flat frame
+        for (pt_c, ps_c), (_, pf_c) in zip(
+                _direction_points(target, Pt, Ps, cands, src_of, tgt_roles_by_joint),
+                _direction_points(target, Pt, Pf, cands, src_of, tgt_roles_by_joint), strict=True):
             ut = _unit(pt_c - Pt[j])[0]
             score = float(ut @ ref) if (len(cands) > 1 or p < 0) else 1.0
             if score > best:
-                best, u_t, u_s = score, ut, _unit(ps_c - Ps[s0])[0]
+                best, u_t, u_s, u_f = score, ut, _unit(ps_c - Ps[s0])[0], _unit(pf_c - Pf[s0])[0]
+        if sole and u_t is not None:
+            # sole to sole (see flat_q): the bone's horizontal heading, and world up
+            h_t, nt = _unit(u_t - (u_t @ UP) * UP)
+            h_s, ns = _unit(u_f - (u_f @ UP) * UP)
+            # only where the bone's pitch misleads: mapping the bone direction leaves the
+            # target sole pitched by the difference of the two bones' pitches at the flat
+            # frame (Bandai / Mixamo on body95: 22°); a few degrees are as likely the flat
+            # frame's own error (heel strike at 120 fps: SFU, CMU), and those keep the bone
+            dpitch = abs(np.arcsin(np.clip(u_t @ UP, -1, 1)) - np.arcsin(np.clip(u_f @ UP, -1, 1)))
+            if nt > 0.2 and ns > 0.2 and dpitch > FLAT_MIN_PITCH:
+                deltas[j] = _frame(h_t, UP) @ _frame(h_s, UP).T
+                src_rot[j] = flat[role[:1]][1][s]
+                continue
         if u_t is None and p < 0:
             deltas[j] = ax_t @ ax_s.T
             continue
@@ -442,7 +521,8 @@ def align(source: Skeleton, target: Skeleton, mapping: JointMapping,
         deltas[j] = _frame(u_t, ax_t[:, k]) @ _frame(u_s, ax_s[:, k]).T
     pair_t = np.array(order, dtype=np.int64)
     pair_s = np.array([src_of[j] for j in order], dtype=np.int64)
-    C = np.stack([(deltas[j] @ Rs[src_of[j]]).T @ Rt[j] for j in order]) if order else \
+    C = np.stack([(deltas[j] @ src_rot.get(j, Rs[src_of[j]])).T @ Rt[j] for j in order]) \
+        if order else \
         np.zeros((0, 3, 3))
 
     # plan for every target joint

@@ -92,6 +92,10 @@ class RetargetOptions:
             ground), ``"rest"`` (from the rest poses, source floor at z = 0) or a number: the
             offset itself (m).
         scale: target/source length ratio (default: leg lengths).
+        flat_feet: align each foot sole to sole at a clip frame where the source foot stands
+            flat (:func:`animik.retarget.align.flat_foot_frames`): a flat source sole gives a
+            flat target sole. False maps the ankle-to-ball bone direction as for any joint
+            (which stands body95 on its toes under the Bandai Namco and Mixamo feet).
         fik: extra FIK options (``animik.ik.fik.DEFAULTS``), e.g. ``{"damping": 1e-4}``.
     """
 
@@ -111,6 +115,7 @@ class RetargetOptions:
     source_rest: Any = "auto"
     ground: Any = "clip"
     scale: float | None = None
+    flat_feet: bool = True
     fik: Mapping[str, Any] = field(default_factory=dict)
 
     @classmethod
@@ -282,7 +287,13 @@ class Retargeter:
         rest_q, kind = A.choose_source_rest(self.source, self.mapping.source_roles, q_clip,
                                             o.source_rest,
                                             None if fk_clip is None else fk_clip.joint_positions)
-        self.alignment = A.align(self.source, self.target, self.mapping, rest_q, kind, o.scale)
+        flat_q = None
+        if o.flat_feet and fk_clip is not None:
+            frames = A.flat_foot_frames(self.source, self.mapping.source_roles,
+                                        fk_clip.joint_positions, self.fps)
+            flat_q = {side: np.asarray(q_clip[t]) for side, t in frames.items()}
+        self.alignment = A.align(self.source, self.target, self.mapping, rest_q, kind, o.scale,
+                                 flat_q)
         self._setup_effectors()
         self._params = o.contact
         self._n_in = o.contact.frames(o.contact.blend_in, self.fps)

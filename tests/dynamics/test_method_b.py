@@ -166,3 +166,21 @@ def test_method_b_bad_input(tmp_path):
     bad.write_text("HIERARCHY\nROOT x {\n")
     assert main(["filter", str(bad), "-o", str(tmp_path / "o.bvh"), "--method", "B"]) == 3
     assert not (tmp_path / "o.bvh").exists()
+
+
+def test_method_b_trace_reports_every_simulated_frame():
+    """``trace`` (for diagnosing falls, docs/dynamics.md 5c) sees the settling frames (negative)
+    and every clip frame once, the state at the frame's end (= the next written pose), and
+    the springs' wrench: on the standing body95 they carry its weight."""
+    skel = animik.load_rig("body95")
+    clip = Motion(skel, np.tile(skel.rest_q, (30, 1)), 30.0)
+    seen = []
+    res = method_b_clip(clip, trace=seen.append)
+    frames = [d["frame"] for d in seen]
+    assert frames == list(range(-15, 30))  # settle 0.5 s at 30 fps, then the clip
+    for d in seen[15:-1]:
+        np.testing.assert_array_equal(d["q"], res.motion.q[d["frame"] + 1])
+    fz = np.array([d["W"][5] for d in seen[15:]])
+    weight = skel.total_mass * 9.81
+    assert abs(fz.mean() - weight) < 0.05 * weight
+    assert all(d["support"].all() and d["Wd"] is not None for d in seen)
