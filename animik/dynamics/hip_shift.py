@@ -45,6 +45,7 @@ import numpy as np
 from ..motion import Motion
 from . import _support
 from ._leg_ik import hold_points
+from ._runs import dilate, smooth_triangle
 from .clip import ClipFeasibility, check_clip
 from .contacts import ContactModel, contact_model_for_clip
 from .inverse import com
@@ -120,26 +121,6 @@ def _push(margin: np.ndarray, toward: np.ndarray, c: np.ndarray, want: float,
     size = np.where(margin[ok] >= 0, np.minimum(size, n), size)
     push[ok] = u * size[:, None]
     return push
-
-
-def _smooth(a: np.ndarray, n: int) -> np.ndarray:
-    """Centred moving average over ``n`` samples (edges repeated), twice (a triangle)."""
-    if n <= 1:
-        return a
-    for _ in range(2):
-        lo, hi = n // 2, n - 1 - n // 2
-        pad = np.concatenate([np.repeat(a[:1], lo, 0), a, np.repeat(a[-1:], hi, 0)])
-        cs = np.concatenate([np.zeros((1,) + a.shape[1:]), np.cumsum(pad, axis=0)])
-        a = (cs[n:] - cs[:-n]) / n
-    return a
-
-
-def _dilate(mask: np.ndarray, n: int) -> np.ndarray:
-    out = mask.copy()
-    for s in range(1, n + 1):
-        out[s:] |= mask[:-s]
-        out[:-s] |= mask[s:]
-    return out
 
 
 def _held_error(pts: np.ndarray, pts0: np.ndarray, held: np.ndarray, offset: np.ndarray,
@@ -255,15 +236,15 @@ def hip_shift(motion: Motion, contacts: ContactModel | None = None, mu: float = 
     low = np.stack([pts0[:, cm.point_area == a, 2].min(axis=1)
                     for a in range(cm.n_areas)], axis=1) - chk.floor
     stay = ic | (low < release_height)
-    held = np.clip(_smooth(stay.astype(float), n_b) * 2.0, 0.0, 1.0)
+    held = np.clip(smooth_triangle(stay.astype(float), n_b) * 2.0, 0.0, 1.0)
     held[stay] = 1.0
     offset = np.zeros((T, 2))
     reach = np.ones(T)  # the share of the offset the held legs can follow, per frame
     cur = motion
     for _ in range(iterations):
-        offset = offset + _smooth(push, n_s)
+        offset = offset + smooth_triangle(push, n_s)
         for _ in range(reach_steps):
-            o = offset * _smooth(reach[:, None], n_s)
+            o = offset * smooth_triangle(reach[:, None], n_s)
             nrm = np.hypot(o[:, 0], o[:, 1])
             o *= np.minimum(1.0, max_offset / np.maximum(nrm, 1e-12))[:, None]
             o = _rate_limit(o, max_speed / fps)
@@ -274,7 +255,7 @@ def hip_shift(motion: Motion, contacts: ContactModel | None = None, mu: float = 
             far = err > reach_tol
             if not far.any():
                 break
-            reach[_dilate(far, n_b)] *= 0.7
+            reach[dilate(far, n_b)] *= 0.7
         offset = o
         m1, near, c = com_margin(cur, cm, ic)
         push = _push(m1, near, c, margin, active)

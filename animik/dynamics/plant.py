@@ -42,7 +42,7 @@ import numpy as np
 from ..motion import Motion
 from . import _support
 from ._leg_ik import hold_points
-from ._runs import true_runs
+from ._runs import dilate, smooth_triangle, true_runs
 from .clip import check_clip
 from .contacts import ContactModel, contact_model_for_clip
 from .opspace import _axes_and_mass
@@ -72,26 +72,6 @@ class PlantResult:
     frozen: np.ndarray
     carried: np.ndarray | None = None
     overground: OvergroundResult | None = None
-
-
-def _dilate(mask: np.ndarray, n: int) -> np.ndarray:
-    out = mask.copy()
-    for s in range(1, n + 1):
-        out[s:] |= mask[:-s]
-        out[:-s] |= mask[s:]
-    return out
-
-
-def _smooth(a: np.ndarray, n: int) -> np.ndarray:
-    """Centred moving average over ``n`` samples (edges repeated), twice (a triangle)."""
-    if n <= 1:
-        return a
-    for _ in range(2):
-        lo, hi = n // 2, n - 1 - n // 2
-        pad = np.concatenate([np.repeat(a[:1], lo, 0), a, np.repeat(a[-1:], hi, 0)])
-        c = np.concatenate([np.zeros((1,) + a.shape[1:]), np.cumsum(pad, axis=0)])
-        a = (c[n:] - c[:-n]) / n
-    return a
 
 
 def support_motion_2d(points: np.ndarray, fps: float) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
@@ -234,7 +214,7 @@ def plant_contacts(motion: Motion, contacts: ContactModel | None = None, mu: flo
                          supports=supports)
         ic = chk.check.in_contact
         need = ~chk.feasible & ~ic.any(axis=1)
-    need = _dilate(need, max(1, int(round(pad * fps)))) & ~ic.any(axis=1)
+    need = dilate(need, max(1, int(round(pad * fps)))) & ~ic.any(axis=1)
     need &= ~chk.check.support_active.any(axis=1)  # held by a seat, pedals: not the floor
     pts = cm.points(skel, q)  # (T, P, 3)
     floor = chk.floor
@@ -264,7 +244,7 @@ def plant_contacts(motion: Motion, contacts: ContactModel | None = None, mu: flo
     k = int(round(window * fps))
     low_enough = low < 0.07
     for a in range(A):
-        wide = _dilate(planted[:, a], k)
+        wide = dilate(planted[:, a], k)
         for s_, e_ in true_runs(wide):
             if planted[s_:e_, a].any():
                 seg = np.arange(s_, e_)
@@ -288,20 +268,20 @@ def plant_contacts(motion: Motion, contacts: ContactModel | None = None, mu: flo
     for a in np.unique(sup[has]):
         on = sup == a
         sv[on] = support_motion_2d(pts[:, cm.point_area == a], fps)[0][on]
-    sva = _smooth(sv, max(1, int(round(carry_time * fps))))
+    sva = smooth_triangle(sv, max(1, int(round(carry_time * fps))))
     # ... and sustained: moving at (almost) every moment too (over 0.1 s), not one quick slide,
     # leap or start transient that the long average spreads over a second
-    svs = _smooth(sv, max(1, int(round(0.1 * fps))))
+    svs = smooth_triangle(sv, max(1, int(round(0.1 * fps))))
     moving = has & (np.hypot(svs[:, 0], svs[:, 1]) > carry_speed)
     fast = moving & (np.hypot(sva[:, 0], sva[:, 1]) > carry_speed)
-    for s, e in true_runs(_dilate(fast, int(round(0.1 * fps))) & has):
+    for s, e in true_runs(dilate(fast, int(round(0.1 * fps))) & has):
         if e - s >= carry_time * fps and moving[s:e].mean() >= carry_fraction:
             carried[s:e] = True
     if carried.any():
         n = max(1, int(round(0.2 * fps)))
-        u = _smooth(np.where(carried[:, None], -sv, 0.0), n)
+        u = smooth_triangle(np.where(carried[:, None], -sv, 0.0), n)
         shift[:, :2] = np.cumsum(u, axis=0) / fps
-        shift[:, 2] = _smooth(np.where(carried, -sh, 0.0), n)
+        shift[:, 2] = smooth_triangle(np.where(carried, -sh, 0.0), n)
         root = int(np.flatnonzero(skel.parents < 0)[0])
         rd = np.array(list(skel.joint_dofs(root)), dtype=np.int64)
         slides = rd[skel.dof_type[rd] == 1]
@@ -340,7 +320,7 @@ def plant_contacts(motion: Motion, contacts: ContactModel | None = None, mu: flo
                     push[t - s] = v + (margin * v / nv if nv > 1e-9 else 0.0)
             offset = np.zeros((e - s, 3))
             if e - s >= relocate_min * fps and (push != 0).any(axis=1).mean() > relocate_fraction:
-                o = _smooth(push, max(1, int(round(0.3 * fps))))
+                o = smooth_triangle(push, max(1, int(round(0.3 * fps))))
                 nrm = np.hypot(o[:, 0], o[:, 1])
                 o *= np.minimum(1.0, max_offset / np.maximum(nrm, 1e-12))[:, None]
                 lim = slide_speed / fps

@@ -33,9 +33,10 @@ def body():
     return animik.load_rig("body95")
 
 
-def _drag(skel, physics: bool, reach=0.6, frames=60, hold=30):
-    """Drag the right hand ``reach`` m forward over ``frames`` frames with the feet pinned (the
-    app's default scene, its pose and solver options), then hold it there."""
+def _default_scene(skel):
+    """The app's default scene with the feet pinned and the right hand a target: its solver
+    options, the start pose (the null-space terms settled, as the app's first frames do), the
+    pins, the hand's start, the task weights and the reference IK."""
     scene = load_scene(SCENE)
     assert scene.skeleton.n_dof == skel.n_dof
     opts = dict(scene.solver_options)
@@ -46,8 +47,15 @@ def _drag(skel, physics: bool, reach=0.6, frames=60, hold=30):
     w = {"l_foot": 10.0, "r_foot": 10.0, "r_hand": 1.0}
     ref = prepare_ik(skel, q0, {**pins, "r_hand": hand0}, "fik", weights=w, tol_position=1e-4,
                      **opts)
-    for _ in range(30):  # settle the null-space terms (the app's first frames do the same)
+    for _ in range(30):
         q0 = ref.solve(q0, max_iterations=20).q
+    return opts, q0, pins, hand0, w, ref
+
+
+def _drag(skel, physics: bool, reach=0.6, frames=60, hold=30):
+    """Drag the right hand ``reach`` m forward over ``frames`` frames with the feet pinned (the
+    app's default scene, its pose and solver options), then hold it there."""
+    opts, q0, pins, hand0, w, ref = _default_scene(skel)
     # the corrective solve without the posture pull (a null-space term that switches on when
     # the tasks converge: a jerk the COM task cannot see)
     copts = {k: v for k, v in opts.items() if k not in ("reference", "reference_gain")}
@@ -187,17 +195,7 @@ def _jerky_drag(skel, rng, hz, jump=0.04, every=4, reach=0.6, hold=1.5, track=Tr
     :func:`track_target` with ``track``, else the raw target), or with ``pelvis`` the pelvis
     pushed forward by its root DoF (as the app's arrow does). Returns the output poses, the
     frame times the filter used, the pins, the start pose and the hand's goal."""
-    scene = load_scene(SCENE)
-    opts = dict(scene.solver_options)
-    q0 = np.array(scene.q, float)
-    fk = forward_kinematics(skel, q0)
-    pins = {s: fk.site_positions[skel.site_index(s)].copy() for s in ("l_foot", "r_foot")}
-    hand0 = fk.site_positions[skel.site_index("r_hand")].copy()
-    w = {"l_foot": 10.0, "r_foot": 10.0, "r_hand": 1.0}
-    ref = prepare_ik(skel, q0, {**pins, "r_hand": hand0}, "fik", weights=w, tol_position=1e-4,
-                     **opts)
-    for _ in range(30):
-        q0 = ref.solve(q0, max_iterations=20).q
+    opts, q0, pins, hand0, w, ref = _default_scene(skel)
     copts = {k: v for k, v in opts.items() if k not in ("reference", "reference_gain")}
     cor = prepare_ik(skel, q0, {**pins, "r_hand": hand0}, "fik", weights={**w, "com": 3.0},
                      com=(0.0, 0.0, 1.0), tol_position=1e-5, reference_gain=0.3, **copts)
