@@ -243,7 +243,8 @@ def run(args: argparse.Namespace) -> int:
     if not ok:
         bad = r["infeasible_list"]
         print(f"animik filter: goal not met: {len(bad)} frames still infeasible ({_ranges(bad)}), "
-              f"{r['infeasible_without_contact']} of them without a detected contact (a ballistic "
-              f"body would be needed); nothing written", file=sys.stderr)
+              f"{r['infeasible_without_contact']} of them carried by nothing (no floor contact "
+              f"detected, no support active: a ballistic body would be needed); nothing written",
+              file=sys.stderr)
         return EXIT_NOT_MET
     return EXIT_OK

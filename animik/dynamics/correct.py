@@ -78,8 +78,9 @@ class CorrectionResult:
     input_check: ClipFeasibility
 
     def report(self, inp: Motion) -> dict:
-        """JSON-ready summary: infeasible frames before / after (with the frames that have no
-        detected contact, which no small correction can make ballistic), RMS joint change,
+        """JSON-ready summary: infeasible frames before / after (with the frames carried by
+        nothing -- no floor contact detected, no support active -- which no small correction
+        can make ballistic), RMS joint change,
         root shift, effector drift per site, foot skate per contact area, the correction's
         jitter (:func:`animik.dynamics.smoothness.correction_jitter`, against ``inp``), frames/s."""
         skel = inp.skeleton
@@ -101,11 +102,13 @@ class CorrectionResult:
         sk_out = _area_skate(skel, out.q, self.check.check.in_contact, cm)
         bad = ~self.check.feasible
         T = out.n_frames
+        # carried by nothing: no floor contact detected and no support off the floor active
+        held = self.check.check.in_contact.any(1) | self.check.check.support_active.any(1)
         return {
             "frames": T, "fps": out.fps,
             "infeasible_frames_input": int((~self.input_check.feasible).sum()),
             "infeasible_frames": int(bad.sum()),
-            "infeasible_without_contact": int((bad & ~self.check.check.in_contact.any(1)).sum()),
+            "infeasible_without_contact": int((bad & ~held).sum()),
             "infeasible_list": [int(i) for i in np.flatnonzero(bad)],
             "rounds": [h[0] for h in self.history],
             "rms_joint_change_deg": round(float(np.degrees(np.sqrt(np.mean(dq[:, rot] ** 2))))

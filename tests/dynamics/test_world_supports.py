@@ -117,3 +117,22 @@ def test_floor_only_clips_are_bit_for_bit_unchanged():
     for name in ("wrench", "zmp", "margin", "reasons", "feasible", "in_contact"):
         x, y = getattr(ca, name), getattr(cb, name)
         assert np.array_equal(x, y, equal_nan=x.dtype.kind == "f"), name
+
+
+def test_report_counts_supported_frames_as_carried():
+    """The filter's report: an infeasible frame on an active support (the body sunk through
+    the seat) is not one "carried by nothing" (the message would ask for a ballistic body)."""
+    from animik.dynamics.correct import CorrectionResult
+
+    skel = animik.load_rig("body95")
+    m = seated_clip(skel)
+    sup = infer_supports(m)
+    sunk = _moved(m, -0.10, 100)
+    chk = check_clip(sunk, supports=sup)
+    bad = ~chk.feasible
+    on_sup = chk.check.support_active.any(1)
+    assert (bad & on_sup).sum() >= 30  # the frames through the seat
+    r = CorrectionResult(sunk, chk, [(int(bad.sum()), 0)], 0.0, chk).report(m)
+    expect = int((bad & ~on_sup & ~chk.check.in_contact.any(1)).sum())
+    assert r["infeasible_frames"] == int(bad.sum())
+    assert r["infeasible_without_contact"] == expect < int(bad.sum())
