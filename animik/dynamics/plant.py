@@ -49,6 +49,10 @@ from .opspace import _axes_and_mass
 from .supports import SupportSet
 from .treadmill import OvergroundResult, to_overground
 
+# m/s: the widening of a held run (below) stops where the foot moves faster than this -- a
+# swing, not a stance (a stance foot rolls at < 0.3 m/s; a walk's foot leaves at 1-4 m/s)
+SWING_SPEED = 1.0
+
 
 @dataclass
 class PlantResult:
@@ -242,7 +246,11 @@ def plant_contacts(motion: Motion, contacts: ContactModel | None = None, mu: flo
     # a hold shorter than the check's Savitzky-Golay window is smoothed away by it: widen each
     # held run by the window on both sides, while the foot is low (a stance, not a swing)
     k = int(round(window * fps))
-    low_enough = low < 0.07
+    # low and slow: a flat foot lifting off keeps its toe low while it already swings forward
+    # (held there, the leg is stretched back after the body: the Bandai walk's knee 60 deg)
+    speed = np.stack([np.hypot(*np.gradient(pts[:, cm.point_area == a, :2].mean(axis=1),
+                                            axis=0).T) * fps for a in range(A)], axis=1)
+    low_enough = (low < 0.07) & (speed < SWING_SPEED)
     for a in range(A):
         wide = dilate(planted[:, a], k)
         for s_, e_ in true_runs(wide):
