@@ -193,7 +193,7 @@ def check_clip(motion: Motion, mu: float = 0.7, in_contact: Any = None,
         floor = 0.0 if floor is None else float(floor)
     res = rnea(skel, st.q, st.qd, st.qdd, gravity)
     c = _com_from_fk(skel, fk)
-    sf = supports.at(skel, st.q) if supports is not None and len(supports) else None
+    sf = supports.at(skel, st.q, fk=fk) if supports is not None and len(supports) else None
     chk = evaluate_wrench(skel, res.wrench, pts, flags, c, mu, floor, flight_tol, cm, sf)
     root = np.flatnonzero(skel.parents < 0)[0]
     actuated = np.ones(skel.n_dof, dtype=bool)

@@ -190,14 +190,17 @@ class SupportSet:
         return np.stack([s.active(T) for s in self.supports], axis=1) if self.supports \
             else np.zeros((T, 0), dtype=bool)
 
-    def at(self, skel: Skeleton, q: np.ndarray, frames: np.ndarray | None = None) -> SupportFrames:
+    def at(self, skel: Skeleton, q: np.ndarray, frames: np.ndarray | None = None,
+           fk=None) -> SupportFrames:
         """World points and normals at poses ``q (B, n_dof)``; ``frames (B,)`` are their clip
-        frame numbers (default ``0..B-1``) for the activity ranges."""
+        frame numbers (default ``0..B-1``) for the activity ranges; ``fk``: the poses' forward
+        kinematics when the caller has it (the clip check: one pass for everything)."""
         B = q.shape[0]
         frames = np.arange(B) if frames is None else np.asarray(frames)
         T = int(frames.max()) + 1 if B else 0
         act = self.active(T)[frames] if B else np.zeros((0, len(self)), dtype=bool)
-        fk = forward_kinematics(skel, q) if self.supports else None
+        if fk is None and self.supports:
+            fk = forward_kinematics(skel, q)
         pp, pn, pm, ps, gp, gb, gs = [], [], [], [], [], [], []
         pt, gt, gap = [], [], []
         sunk = np.zeros((B, len(self)), dtype=bool)
