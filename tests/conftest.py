@@ -107,3 +107,18 @@ def seated_clip(skel, T=150, fps=30.0, up=0.3, at=1.0):
     r = np.clip((np.arange(T) / fps - at) / 0.3, 0.0, 1.0)
     q[:, skel.dof_index("pelvis_tz")] += up * (3 * r ** 2 - 2 * r ** 3)
     return Motion(skel, q, fps)
+
+
+def crouched_on_floor(skel, T):
+    """body95 in a slight crouch (hips, knees, ankles bent; the soles level), ``T`` frames,
+    lowered so its lowest contact point is on z = 0 in every frame."""
+    from animik.dynamics.contacts import contact_model_for_clip
+
+    q = np.tile(skel.rest_q, (T, 1))
+    for side in "lr":
+        q[:, skel.dof_index(f"{side}_hip_flexion")] += 0.3
+        q[:, skel.dof_index(f"{side}_knee_flexion")] += 0.6
+        q[:, skel.dof_index(f"{side}_ankle_dorsiflexion")] += 0.3  # the sole stays level
+    cm = contact_model_for_clip(skel, q)
+    q[:, skel.dof_index("pelvis_tz")] -= cm.points(skel, q)[..., 2].min(axis=1)
+    return q

@@ -238,6 +238,19 @@ def cone_lp_batch(cols, ub, w, resid, slack, ok):
 
 
 @nb.njit(**_JIT)
+def _put_column(cols, ub, b, j, rx, ry, rz, gx, gy, gz, u):
+    """Column ``j`` of programme ``b``: the wrench ``(r x g, g)`` of a force ``g`` at ``r``
+    (from the moment reference), with upper bound ``u``."""
+    cols[b, j, 0] = ry * gz - rz * gy
+    cols[b, j, 1] = rz * gx - rx * gz
+    cols[b, j, 2] = rx * gy - ry * gx
+    cols[b, j, 3] = gx
+    cols[b, j, 4] = gy
+    cols[b, j, 5] = gz
+    ub[b, j] = u
+
+
+@nb.njit(**_JIT)
 def build_columns(push_points, push_normals, push_mu, push_on, grip_points, grip_bound, grip_on,
                   ref, dirs, cols, ub):
     """The programmes' columns, as :func:`animik.dynamics.cone._programme` builds them in numpy
@@ -272,13 +285,7 @@ def build_columns(push_points, push_normals, push_mu, push_on, grip_points, grip
                 gy = ny + c * t1y + sn * t2y
                 gz = nz + c * t1z + sn * t2z
                 j = p * E + e
-                cols[b, j, 0] = ry * gz - rz * gy
-                cols[b, j, 1] = rz * gx - rx * gz
-                cols[b, j, 2] = rx * gy - ry * gx
-                cols[b, j, 3] = gx
-                cols[b, j, 4] = gy
-                cols[b, j, 5] = gz
-                ub[b, j] = u
+                _put_column(cols, ub, b, j, rx, ry, rz, gx, gy, gz, u)
         for h in range(H):
             rx = grip_points[b, h, 0] - ref[b, 0]
             ry = grip_points[b, h, 1] - ref[b, 1]
@@ -291,10 +298,4 @@ def build_columns(push_points, push_normals, push_mu, push_on, grip_points, grip
                 gy = sg if ax == 1 else 0.0
                 gz = sg if ax == 2 else 0.0
                 j = P * E + h * 6 + k
-                cols[b, j, 0] = ry * gz - rz * gy
-                cols[b, j, 1] = rz * gx - rx * gz
-                cols[b, j, 2] = rx * gy - ry * gx
-                cols[b, j, 3] = gx
-                cols[b, j, 4] = gy
-                cols[b, j, 5] = gz
-                ub[b, j] = u
+                _put_column(cols, ub, b, j, rx, ry, rz, gx, gy, gz, u)

@@ -99,6 +99,20 @@ def hold_batch(q0, X, dofs, joints, local, chain, lam, iterations, max_step, tol
         out[b] = q
 
 
+def area_leg(skel: Skeleton, contacts, a: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Contact area ``a``'s points, their joints and its leg's DoFs (every DoF of the area's
+    joints' ancestors except the root's): what :func:`hold_points` moves to hold the area.
+
+    Returns:
+        ``(points (P_a,), joints (P_a,), dofs (d,))`` indices.
+    """
+    P_a = np.flatnonzero(contacts.point_area == a)
+    joints = contacts.point_joint[P_a]
+    legj = skel.joint_ancestor_mask[np.unique(joints)].any(axis=0)
+    legj[int(np.flatnonzero(skel.parents < 0)[0])] = False
+    return P_a, joints, np.flatnonzero(legj[skel.dof_joint])
+
+
 def hold_points(skel: Skeleton, q0: np.ndarray, dofs: np.ndarray, joints: np.ndarray,
                 local: np.ndarray, X: np.ndarray, lam: float, iterations: int,
                 max_step: float = 0.2, tol: float = 1e-4) -> np.ndarray:

@@ -44,7 +44,7 @@ import numpy as np
 
 from ..motion import Motion
 from . import _support
-from ._leg_ik import hold_points
+from ._leg_ik import area_leg, hold_points
 from ._runs import dilate, smooth_triangle
 from .clip import ClipFeasibility, check_clip
 from .contacts import ContactModel, contact_model_for_clip
@@ -172,14 +172,8 @@ def apply_hip_offset(motion: Motion, contacts: ContactModel, offset: np.ndarray,
     if not len(moved):
         return Motion(skel, q, motion.fps, dict(motion.meta))
     pts = contacts.points(skel, q0)
-    anc = skel.joint_ancestor_mask
-    root = int(np.flatnonzero(skel.parents < 0)[0])
     for a in range(contacts.n_areas):
-        P_a = np.flatnonzero(contacts.point_area == a)
-        joints = contacts.point_joint[P_a]
-        legj = anc[np.unique(joints)].any(axis=0)
-        legj[root] = False
-        dofs = np.flatnonzero(legj[skel.dof_joint])
+        P_a, joints, dofs = area_leg(skel, contacts, a)
         if not len(dofs):
             continue
         X = pts[moved][:, P_a] + ((1.0 - held[moved, a])[:, None] * d3[moved])[:, None]

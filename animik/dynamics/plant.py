@@ -41,7 +41,7 @@ import numpy as np
 
 from ..motion import Motion
 from . import _support
-from ._leg_ik import hold_points
+from ._leg_ik import area_leg, hold_points
 from ._runs import dilate, smooth_triangle, true_runs
 from .clip import check_clip
 from .contacts import ContactModel, contact_model_for_clip
@@ -302,8 +302,6 @@ def plant_contacts(motion: Motion, contacts: ContactModel | None = None, mu: flo
     support = ic | planted
     zmp = chk.check.zmp[:, :2]
     nb = max(1, int(round(blend * fps)))
-    anc = skel.joint_ancestor_mask
-    root = int(np.flatnonzero(skel.parents < 0)[0])
     weight = np.zeros((T, A))
     target = np.array(pts)  # (T, P, 3)
     near = np.empty(2)
@@ -366,11 +364,7 @@ def plant_contacts(motion: Motion, contacts: ContactModel | None = None, mu: flo
                     target[t, P_a] = (1 - w) * pts[t, P_a] + w * Xt
     weight[on_sup] = 0.0  # nor eased into there
     for a in range(A):
-        P_a = np.flatnonzero(cm.point_area == a)
-        joints = cm.point_joint[P_a]
-        legj = anc[np.unique(joints)].any(axis=0)
-        legj[root] = False
-        dofs = np.flatnonzero(legj[skel.dof_joint])
+        P_a, joints, dofs = area_leg(skel, cm, a)
         if not len(dofs):
             continue
         ts = np.flatnonzero(weight[:, a] > 0)  # every held frame in one compiled call

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-from conftest import SHARED_BVH, needs_shared
+from conftest import SHARED_BVH, crouched_on_floor, needs_shared
 
 import animik
 from animik.cli import main
@@ -17,30 +17,10 @@ from animik.io.bvh_compat import write_bvh_compatible
 from animik.motion import Motion
 
 
-def _crouch(skel, T):
-    """body95 in a slight crouch (hips, knees, ankles bent; feet flat), ``T`` frames."""
-    q = np.tile(skel.rest_q, (T, 1))
-    for side in "lr":
-        q[:, skel.dof_index(f"{side}_hip_flexion")] += 0.3
-        q[:, skel.dof_index(f"{side}_knee_flexion")] += 0.6
-        q[:, skel.dof_index(f"{side}_ankle_dorsiflexion")] += 0.3  # the sole stays level
-    return q
-
-
-def _feet_on_floor(skel, q):
-    from animik.dynamics.contacts import contact_model_for_clip
-
-    cm = contact_model_for_clip(skel, q)
-    z = cm.points(skel, q)[..., 2].min(axis=1)
-    q = q.copy()
-    q[:, skel.dof_index("pelvis_tz")] -= z
-    return q
-
-
 def _lifted(skel, T=60, fps=30.0, lift=0.1):
     """A crouched body whose whole figure rises ``lift`` m (feet and all) after 0.5 s and
     stays up: the weight is still needed, no foot is near the floor."""
-    q = _feet_on_floor(skel, _crouch(skel, T))
+    q = crouched_on_floor(skel, T)
     ramp = np.clip((np.arange(T) - 15) / 10.0, 0.0, 1.0)
     q[:, skel.dof_index("pelvis_tz")] += lift * (3 * ramp ** 2 - 2 * ramp ** 3)
     return Motion(skel, q, fps)
@@ -49,7 +29,7 @@ def _lifted(skel, T=60, fps=30.0, lift=0.1):
 def _carried(skel, T=90, fps=30.0, speed=1.0):
     """A standing body gliding at ``speed`` m/s after 0.5 s (a treadmill seen from its belt):
     feet on the floor but too fast for a contact, the weight still needed."""
-    q = _feet_on_floor(skel, _crouch(skel, T))
+    q = crouched_on_floor(skel, T)
     t = np.arange(T) / fps
     s = np.where(t < 0.5, 0.0, speed * (t - 0.5))
     q[:, skel.dof_index("pelvis_tx")] += s
@@ -102,7 +82,7 @@ def test_carried_body_moved_against_its_support(tmp_path, capsys):
 
 def test_plant_leaves_a_feasible_clip_alone():
     skel = animik.load_rig("body95")
-    q = _feet_on_floor(skel, _crouch(skel, 40))
+    q = crouched_on_floor(skel, 40)
     m = Motion(skel, q, 30.0)
     pr = plant_contacts(m)
     assert pr.frames == 0 and not pr.planted.any()
@@ -155,7 +135,7 @@ def _lift_and_spin(skel, q, fps, theta, pivot_area="l_foot", pivot_point=2):
 
 def _one_leg(skel, T):
     """Crouched, the right foot lifted (the left is the support)."""
-    q = _feet_on_floor(skel, _crouch(skel, T))
+    q = crouched_on_floor(skel, T)
     q[:, skel.dof_index("r_hip_flexion")] += 0.5
     q[:, skel.dof_index("r_knee_flexion")] += 1.0
     return q
@@ -228,7 +208,7 @@ def test_quick_slide_is_not_carried_but_a_belt_is():
     skel = animik.load_rig("body95")
     T, fps = 150, 60.0
     t = np.arange(T) / fps
-    q = _feet_on_floor(skel, _crouch(skel, T))
+    q = crouched_on_floor(skel, T)
     q[:, skel.dof_index("pelvis_tz")] += _rise(T, fps)
     ramp = np.clip((t - 1.0) / 0.15, 0.0, 1.0)
     q[:, skel.dof_index("pelvis_tx")] += 0.45 * ramp

@@ -6,7 +6,7 @@ clip passes the independent ``animik feasibility`` at every frame."""
 from __future__ import annotations
 
 import numpy as np
-from conftest import SHARED_BVH, needs_shared
+from conftest import SHARED_BVH, crouched_on_floor, needs_shared
 
 import animik
 from animik.cli import main
@@ -21,25 +21,13 @@ DECK = 0.2  # m, the belt above the floor
 SPEED = 1.2  # m/s
 
 
-def _standing(skel, T):
-    """body95 in a slight crouch, feet flat on z = 0."""
-    q = np.tile(skel.rest_q, (T, 1))
-    for side in "lr":
-        q[:, skel.dof_index(f"{side}_hip_flexion")] += 0.3
-        q[:, skel.dof_index(f"{side}_knee_flexion")] += 0.6
-        q[:, skel.dof_index(f"{side}_ankle_dorsiflexion")] += 0.3
-    cm = contact_model_for_clip(skel, q)
-    q[:, skel.dof_index("pelvis_tz")] -= cm.points(skel, q)[..., 2].min(axis=1)
-    return q
-
-
 def _belt_clip(skel, fps=50.0, seconds=6.0):
     """On the floor for 1 s, lifted onto a deck ``DECK`` m high (0.5 s), carried by its belt:
     the belt starts at 2 s, runs at ``SPEED`` m/s from 3 s; the trunk sways sideways (1 Hz)
     throughout, so the clip has accelerations of its own that the conversion must keep."""
     T = int(seconds * fps)
     t = np.arange(T) / fps
-    q = _standing(skel, T)
+    q = crouched_on_floor(skel, T)
     q[:, skel.dof_index("lumbar_lateral")] += 0.08 * np.sin(2 * np.pi * t)
     up = np.clip((t - 1.0) / 0.5, 0.0, 1.0)
     q[:, skel.dof_index("pelvis_tz")] += DECK * (3 * up ** 2 - 2 * up ** 3)
@@ -91,7 +79,7 @@ def test_belt_found_and_taken_out():
 
 def test_no_belt_no_change():
     skel = animik.load_rig("body95")
-    q = _standing(skel, 100)
+    q = crouched_on_floor(skel, 100)
     q[:, skel.dof_index("pelvis_tx")] += 0.4 * np.sin(np.arange(100) / 50.0 * np.pi)  # a sway
     m = Motion(skel, q, 50.0)
     r = to_overground(m)
@@ -115,7 +103,7 @@ def _pedalling(skel, fps=50.0, seconds=5.0, rpm=80.0, crank=0.17):
     from animik.dynamics._leg_ik import hold_points
 
     T = int(seconds * fps)
-    q = _standing(skel, T)
+    q = crouched_on_floor(skel, T)
     cm = contact_model_for_clip(skel, q)
     pts = cm.points(skel, q)
     w = rpm / 60.0 * 2 * np.pi

@@ -5,7 +5,7 @@ step does not lower a raised stance the supports hold, and floor-only clips are 
 from __future__ import annotations
 
 import numpy as np
-from conftest import seated_clip
+from conftest import crouched_on_floor, seated_clip
 
 import animik
 from animik.dynamics.clip import check_clip
@@ -66,17 +66,9 @@ def test_a_body_through_a_world_seat_is_infeasible_and_one_above_it_is_not_carri
 
 def _deck_clip(skel, fps=50.0, seconds=4.0, deck=0.2):
     """body95 standing, stepping onto a deck ``deck`` m up at 1 s (0.5 s), standing on it."""
-    from animik.dynamics.contacts import contact_model_for_clip
-
     T = int(seconds * fps)
     t = np.arange(T) / fps
-    q = np.tile(skel.rest_q, (T, 1))
-    for side in "lr":
-        q[:, skel.dof_index(f"{side}_hip_flexion")] += 0.3
-        q[:, skel.dof_index(f"{side}_knee_flexion")] += 0.6
-        q[:, skel.dof_index(f"{side}_ankle_dorsiflexion")] += 0.3
-    cm = contact_model_for_clip(skel, q)
-    q[:, skel.dof_index("pelvis_tz")] -= cm.points(skel, q)[..., 2].min(axis=1)
+    q = crouched_on_floor(skel, T)
     # swaying forward and back (COM s.d. 4 cm): standing on the deck, not held still on it
     q[:, skel.dof_index("pelvis_tx")] += 0.06 * np.sin(np.pi * t)
     up = np.clip((t - 1.0) / 0.5, 0.0, 1.0)
