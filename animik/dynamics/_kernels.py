@@ -109,6 +109,24 @@ def _body_inertia(j, Rw, pw, masses, coms, inertias, c, Ic):
             Ic[a, b] = s
 
 
+ZERO6 = np.zeros(6)  # read only: the base of a crf with no force (_add_crf)
+ZERO6.setflags(write=False)
+
+
+@nb.njit(**_JIT)
+def _add_crf(v, h, base, out):
+    """``out += base + v x* h``: a body's force ``base (6,)`` plus the spatial force cross
+    product (crf(v) h = (w x h_n + v_O x h_f, w x h_f)) of its spatial velocity ``v (6,)`` and
+    momentum ``h (6,)``, summed left to right as the kernels always did (bit-identical)."""
+    w0, w1, w2 = v[0], v[1], v[2]
+    out[0] += base[0] + w1 * h[2] - w2 * h[1] + v[4] * h[5] - v[5] * h[4]
+    out[1] += base[1] + w2 * h[0] - w0 * h[2] + v[5] * h[3] - v[3] * h[5]
+    out[2] += base[2] + w0 * h[1] - w1 * h[0] + v[3] * h[4] - v[4] * h[3]
+    out[3] += base[3] + w1 * h[5] - w2 * h[4]
+    out[4] += base[4] + w2 * h[3] - w0 * h[5]
+    out[5] += base[5] + w0 * h[4] - w1 * h[3]
+
+
 @nb.njit(**_JIT)
 def _inertia_times(m, c, Ic, x, out):
     """Spatial inertia (mass ``m`` at world COM ``c``, ``Ic`` about it) times motion ``x (6,)``.
@@ -182,14 +200,7 @@ def rnea_one(q, qd, qdd, g, parents, offsets, rest_rots, dof_start, dof_type, do
         _body_inertia(j, Rw, pw, masses, coms, inertias, c, Ic)
         _inertia_times(m, c, Ic, a, F[j])
         _inertia_times(m, c, Ic, v, h)
-        # f += v x* h  (crf(v) h: (w x h_n + v_O x h_f, w x h_f))
-        w0, w1, w2 = v[0], v[1], v[2]
-        F[j, 0] += w1 * h[2] - w2 * h[1] + v[4] * h[5] - v[5] * h[4]
-        F[j, 1] += w2 * h[0] - w0 * h[2] + v[5] * h[3] - v[3] * h[5]
-        F[j, 2] += w0 * h[1] - w1 * h[0] + v[3] * h[4] - v[4] * h[3]
-        F[j, 3] += w1 * h[5] - w2 * h[4]
-        F[j, 4] += w2 * h[3] - w0 * h[5]
-        F[j, 5] += w0 * h[4] - w1 * h[3]
+        _add_crf(v, h, ZERO6, F[j])  # f += v x* h (0.0 + x is x: the old sums exactly)
     for i in range(6):
         wrench[i] = 0.0
     for j in range(J - 1, -1, -1):
@@ -384,13 +395,7 @@ def filter_terms(q, qd, g, parents, offsets, rest_rots, dof_start, dof_type, dof
         _body_inertia(j, Rw, pw, masses, coms, inertias, c, Ic)
         _inertia_times(m, c, Ic, ag, f)
         _inertia_times(m, c, Ic, v, h)
-        w0, w1, w2 = v[0], v[1], v[2]
-        bias[0] += f[0] + w1 * h[2] - w2 * h[1] + v[4] * h[5] - v[5] * h[4]
-        bias[1] += f[1] + w2 * h[0] - w0 * h[2] + v[5] * h[3] - v[3] * h[5]
-        bias[2] += f[2] + w0 * h[1] - w1 * h[0] + v[3] * h[4] - v[4] * h[3]
-        bias[3] += f[3] + w1 * h[5] - w2 * h[4]
-        bias[4] += f[4] + w2 * h[3] - w0 * h[5]
-        bias[5] += f[5] + w0 * h[4] - w1 * h[3]
+        _add_crf(v, h, f, bias)
         _spatial_inertia(m, c, Ic, IC[j])
     _composite(parents, IC)
     for k in range(n):
@@ -522,13 +527,8 @@ def wrench_batch(Q, QD, QDD, ED, g, parents, offsets, rest_rots, dof_start, dof_
             _body_inertia(j, Rw, pw, masses, coms, inertias, c, Ic)
             _inertia_times(mj, c, Ic, a, f)
             _inertia_times(mj, c, Ic, v, h)
+            _add_crf(v, h, f, W[t])
             w0, w1, w2 = v[0], v[1], v[2]
-            W[t, 0] += f[0] + w1 * h[2] - w2 * h[1] + v[4] * h[5] - v[5] * h[4]
-            W[t, 1] += f[1] + w2 * h[0] - w0 * h[2] + v[5] * h[3] - v[3] * h[5]
-            W[t, 2] += f[2] + w0 * h[1] - w1 * h[0] + v[3] * h[4] - v[4] * h[3]
-            W[t, 3] += f[3] + w1 * h[5] - w2 * h[4]
-            W[t, 4] += f[4] + w2 * h[3] - w0 * h[5]
-            W[t, 5] += f[5] + w0 * h[4] - w1 * h[3]
             for d in range(m_dir):
                 # df = I da + dv x* (I v) + v x* (I dv)
                 _inertia_times(mj, c, Ic, da[d], df)
