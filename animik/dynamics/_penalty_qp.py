@@ -59,6 +59,32 @@ def _gram_band(lo, rows, theta, ab):
 
 
 @nb.njit(cache=True, nogil=True)
+def _gram_band_t(lo, rows, theta, abt):
+    """``abt += (G' diag(theta) G)`` in transposed lower banded storage, ``abt[j, i - j] =
+    H[i, j]`` (``(n, u + 1)``, C order: ``abt.T`` is LAPACK's Fortran-ordered lower band, so
+    the factorisation reads it without a copy). Column by column, the inner loop along
+    ``abt``'s contiguous rows."""
+    m, L = rows.shape
+    nd = abt.shape[1]
+    tg = np.empty(L)
+    for i in range(m):
+        th = theta[i]
+        if th == 0.0:
+            continue
+        o = lo[i]
+        g = rows[i]
+        for c in range(L):
+            tg[c] = th * g[c]
+        for c in range(L):
+            gc = g[c]
+            if gc == 0.0:
+                continue
+            out = abt[o + c]
+            for d in range(min(L - c, nd)):
+                out[d] += tg[c + d] * gc
+
+
+@nb.njit(cache=True, nogil=True)
 def _band_matvec(lo, rows, x, out):
     """``out = G x`` for the dense-span rows of :class:`BandRows`."""
     m, L = rows.shape
@@ -156,6 +182,11 @@ class BandRows:
         ab = np.zeros((u + 1, self.n))
         _gram_band(self.lo, self.rows, np.ascontiguousarray(theta, dtype=float), ab)
         return ab
+
+    def gram_into(self, theta: np.ndarray, abt: np.ndarray) -> None:
+        """``abt += G' diag(theta) G`` in transposed lower banded storage ``(n, u + 1)``
+        (``abt[j, i - j] = H[i, j]``; :func:`_gram_band_t`)."""
+        _gram_band_t(self.lo, self.rows, np.ascontiguousarray(theta, dtype=float), abt)
 
 
 @nb.njit(cache=True, nogil=True)
@@ -291,6 +322,11 @@ class FrameRows:
         """``G' diag(theta) G`` in lower banded storage ``(u + 1, n)`` (``u >= L - 1``)."""
         return self.band_rows().gram_banded(theta, u)
 
+    def gram_into(self, theta: np.ndarray, abt: np.ndarray) -> None:
+        """``abt += G' diag(theta) G`` in transposed lower banded storage (see
+        :meth:`BandRows.gram_into`)."""
+        self.band_rows().gram_into(theta, abt)
+
 
 class _FrameTransposed:
     """``G'`` of a :class:`FrameRows` as an operator: ``G.T @ y``."""
@@ -350,10 +386,30 @@ def _bandwidth(R: sp.spmatrix) -> int:
     return int(np.abs(C.row - C.col).max()) if C.nnz else 0
 
 
+def _banded_factor(abt: np.ndarray) -> np.ndarray:
+    """LAPACK's banded Cholesky (``dpbtrf``) of the transposed lower band ``abt (n, u + 1)``,
+    in place (``abt.T`` is the Fortran-ordered band LAPACK reads: no copy)."""
+    cb, info = _PBTRF(abt.T, lower=1, overwrite_ab=1)
+    if info != 0:
+        raise np.linalg.LinAlgError(f"banded Cholesky: leading minor {info} is not positive "
+                                    "definite")
+    return cb
+
+
+def _banded_solve(cb: np.ndarray, rhs: np.ndarray) -> np.ndarray:
+    x, info = _PBTRS(cb, rhs, lower=1)
+    if info != 0:
+        raise ValueError(f"banded solve: illegal argument {-info}")
+    return x
+
+
+_PBTRF, _PBTRS = sla.get_lapack_funcs(("pbtrf", "pbtrs"), dtype=np.float64)
+
+
 def solve_penalty_qp(R: sp.spmatrix, G: sp.spmatrix | BandRows | FrameRows, b: np.ndarray, rho: float,
                      align: int = 1, newton_steps: int = 6, tol: float = 1e-8,
-                     max_iter: int = 60, drop: float = 1e-5
-                     ) -> tuple[np.ndarray, str, int, bool]:
+                     max_iter: int = 60, drop: float = 1e-5, correctors: int = 2,
+                     start_dual: float = 3e-3) -> tuple[np.ndarray, str, int, bool]:
     """Minimise ``1/2 x'Rx + rho/2 |max(0, Gx - b)|^2`` (module docstring).
 
     Args:
@@ -370,6 +426,10 @@ def solve_penalty_qp(R: sp.spmatrix, G: sp.spmatrix | BandRows | FrameRows, b: n
         max_iter: interior-point steps at most.
         drop: interior-point rows whose weight in the Newton matrix is below ``drop`` times
             ``R``'s smallest diagonal entry are left out of its factor (not of the residuals).
+        correctors: Gondzio's centrality correctors per interior-point step at most (each a
+            pair of solves with the step's factor, no new factor; 0: plain Mehrotra).
+        start_dual: the interior point's starting multipliers (section 6f: 3e-3 with the
+            correctors takes 25 % fewer steps than 0.1 without on the body95 retargets).
 
     Returns:
         ``(x, method, steps, converged)``; ``method`` is ``"newton"`` or ``"ipm"``.
@@ -380,14 +440,16 @@ def solve_penalty_qp(R: sp.spmatrix, G: sp.spmatrix | BandRows | FrameRows, b: n
     G = blocks
     b = np.asarray(b, dtype=float)
     u = max(_bandwidth(R), blocks.L - 1)  # the band of R + G'G
-    R_ab = _banded_lower(R, u)
-    GT = G.T
+    R_abt = np.ascontiguousarray(_banded_lower(R, u).T)  # transposed: (N, u + 1)
+    work = np.empty_like(R_abt)  # one buffer: a factor is used only until the next is made
 
     def factor_solve(theta: np.ndarray):
-        cb = sla.cholesky_banded(R_ab + blocks.gram_banded(theta, u), lower=True,
-                                 check_finite=False)
-        return lambda rhs: sla.cho_solve_banded((cb, True), rhs, check_finite=False)
+        np.copyto(work, R_abt)
+        blocks.gram_into(theta, work)
+        cb = _banded_factor(work)
+        return lambda rhs: _banded_solve(cb, rhs)
 
+    GT = G.T
     # 1. finite Newton from x = 0
     x = np.zeros(N)
     r = -b
@@ -419,12 +481,12 @@ def solve_penalty_qp(R: sp.spmatrix, G: sp.spmatrix | BandRows | FrameRows, b: n
     # 2. primal-dual interior point on  Gx - s + w = b,  w, s >= 0,  multipliers lam, nu
     m = G.shape[0]
     x = np.zeros(N)
-    # a primal-feasible start (Gx - s + w = b at x = 0), small multipliers: 10-15 % fewer
-    # steps than unit ones on the filter's QPs (measured on the SFU walk and CMU 02_01)
+    # a primal-feasible start (Gx - s + w = b at x = 0) with small multipliers: 3e-3 with the
+    # correctors, 25 % fewer steps than 0.1 without on the body95 retargets (section 6f)
     s = np.maximum(-b, 0.0) + 0.1
     w = np.maximum(b, 0.0) + 0.1
-    lam = np.full(m, 0.1)
-    nu = np.full(m, 0.1)
+    lam = np.full(m, start_dual)
+    nu = np.full(m, start_dual)
     scale = 1.0 + np.abs(b).max(initial=0.0)
     g2 = blocks.sq_norms()  # |g_i|^2
     r_min = float(R.diagonal().min())
@@ -447,17 +509,60 @@ def solve_penalty_qp(R: sp.spmatrix, G: sp.spmatrix | BandRows | FrameRows, b: n
 
         pt = (w, s, lam, nu, ds, e, rx, rs, rp)
         dx, d_s, dw, dl, dn = _kkt_step(solve, G, GT, pt, w * lam, s * nu)
-        ap, ad = min(_max_step(s, d_s), _max_step(w, dw)), min(_max_step(lam, dl),
-                                                                _max_step(nu, dn))
+        ap, ad = _steps(s, w, lam, nu, d_s, dw, dl, dn)
         mu_aff = ((w + ap * dw) @ (lam + ad * dl) + (s + ap * d_s) @ (nu + ad * dn)) / (2 * m)
         sigma = (mu_aff / mu) ** 3
-        dx, d_s, dw, dl, dn = _kkt_step(solve, G, GT, pt, w * lam + dw * dl - sigma * mu,
-                                      s * nu + d_s * dn - sigma * mu)
-        ap = 0.99 * min(_max_step(s, d_s), _max_step(w, dw))
-        ad = 0.99 * min(_max_step(lam, dl), _max_step(nu, dn))
+        r_wl = w * lam + dw * dl - sigma * mu
+        r_sn = s * nu + d_s * dn - sigma * mu
+        step = _kkt_step(solve, G, GT, pt, r_wl, r_sn)
+        ap, ad = _steps(s, w, lam, nu, *step[1:])
+        step, ap, ad = _centrality_correctors(solve, G, GT, pt, step, ap, ad, r_wl, r_sn,
+                                              sigma * mu, correctors)
+        dx, d_s, dw, dl, dn = step
+        ap, ad = 0.99 * ap, 0.99 * ad
         x, s, w = x + ap * dx, s + ap * d_s, w + ap * dw
         lam, nu = lam + ad * dl, nu + ad * dn
     return x, "ipm", max_iter, False
+
+
+def _steps(s, w, lam, nu, d_s, dw, dl, dn) -> tuple[float, float]:
+    """The largest primal and dual step lengths in ``[0, 1]`` that keep ``s, w`` and ``lam,
+    nu`` non-negative."""
+    return (min(_max_step(s, d_s), _max_step(w, dw)), min(_max_step(lam, dl), _max_step(nu, dn)))
+
+
+def _centrality_correctors(solve, G, GT, pt, step, ap, ad, r_wl, r_sn, target, n,
+                           grow=0.3, lo=0.1, hi=10.0, gain=0.1):
+    """Gondzio's multiple centrality correctors (Gondzio 1996, "Multiple centrality
+    corrections in a primal-dual method for linear programming"): aim at steps ``grow``
+    longer than the predictor-corrector's, push the complementarity products of that trial
+    point into ``[lo, hi] * sigma mu`` by a further direction from the same factor, and keep
+    it while it lengthens both steps by at least ``gain * grow``. Each costs two banded
+    solves and four products with ``G``, not a factorisation: fewer, better-centred steps.
+
+    Returns:
+        ``(step, ap, ad)``: the direction ``(dx, ds, dw, dlam, dnu)`` and its step lengths.
+    """
+    w, s, lam, nu = pt[0], pt[1], pt[2], pt[3]
+    for _ in range(n):
+        if ap >= 1.0 and ad >= 1.0:
+            break
+        at, bt = min(1.0, ap + grow), min(1.0, ad + grow)
+        dx, d_s, dw, dl, dn = step
+        corr = []
+        for v in ((w + at * dw) * (lam + bt * dl), (s + at * d_s) * (nu + bt * dn)):
+            # toward the box around the target; products far above it only part of the way
+            corr.append(np.maximum(np.clip(v, lo * target, hi * target) - v, -hi * target))
+        new = _kkt_step(solve, G, GT, pt, r_wl - corr[0], r_sn - corr[1])
+        ap2, ad2 = _steps(s, w, lam, nu, *new[1:])
+        if ap2 >= ap + gain * grow and ad2 >= ad + gain * grow:
+            step, ap, ad = new, ap2, ad2
+            r_wl, r_sn = r_wl - corr[0], r_sn - corr[1]
+            continue
+        if min(ap2, ad2) > min(ap, ad):
+            step, ap, ad = new, ap2, ad2
+        break
+    return step, ap, ad
 
 
 def _kkt_step(solve, G, GT, pt, r_wl: np.ndarray, r_sn: np.ndarray) -> tuple[np.ndarray, ...]:
