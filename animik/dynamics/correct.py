@@ -464,8 +464,9 @@ def _linearise(filt, chk, motion, slides, upper, ops, mu_in, dirs, weight, mode_
     eps = _FD_EPS
     # d W / d qdd is exact (A_w E); d W / d qd of the lean modes exact too (forward mode through
     # the wrench pass, :func:`wrench_batch`); d W / d q (modes 2..4: a horizontal root shift
-    # moves the support polygon with the ZMP) by forward differences, all perturbed states of
-    # all contact frames in one batch of wrench-only passes.
+    # moves the support polygon with the ZMP): the vertical slide exact, the lean modes by
+    # forward differences, all perturbed states of all contact frames in one batch of
+    # wrench-only passes.
     F = len(contact)
     Ec = E_all[contact]  # (F, n, k)
     qc, vc, ac = st.q[contact], st.qd[contact], st.qdd[contact]
@@ -475,12 +476,17 @@ def _linearise(filt, chk, motion, slides, upper, ops, mu_in, dirs, weight, mode_
     # perturbed states (not W_all's A_w qdd + bias: another rounding of the same sum).
     W0, dWv = wrench_batch(filt, qc, vc, ac, Ec[:, :, 3:])
     Bd[1, contact, :, 3:] = np.transpose(dWv, (0, 2, 1))
-    pert = [qc + eps * Ec[:, :, j] for j in range(2, k)]
+    # The root's vertical slide (mode 2) moves every body by the same world vector delta: the
+    # force stays, its moment about the origin gains delta x F -- exact, no forward difference
+    # (tested against one). The lean modes (3, 4) by forward differences.
+    delta = np.einsum("fsa,fs->fa", S_all[contact][:, slides, 3:], Ec[:, slides, 2])
+    Bd[0, contact, :3, 2] = np.cross(delta, W0[:, 3:])
+    pert = [qc + eps * Ec[:, :, j] for j in range(3, k)]
     Wp = wrench_batch(filt, np.concatenate(pert), np.tile(vc, (len(pert), 1)),
                       np.tile(ac, (len(pert), 1)))[0]
     Wp = Wp.reshape(len(pert), F, 6)
-    for j in range(2, k):
-        Bd[0, contact, :, j] = (Wp[j - 2] - W0) / eps
+    for j in range(3, k):
+        Bd[0, contact, :, j] = (Wp[j - 3] - W0) / eps
     pts = filt.contacts.points(filt.skel, qc) if chk.points is None else chk.points[contact]
     G, lim, ok = _check_rows(filt, c.in_contact[contact], pts, mu_in, dirs, h_floor, weight)
     if not ok.any():

@@ -57,6 +57,41 @@ def test_root_slide_velocity_changes_no_wrench():
         assert np.abs(W2 - W).max() < 1e-9 * np.abs(W).max()
 
 
+@pytest.mark.parametrize("rig", ["body95", "sfu"])
+def test_root_slide_position_moves_the_moment_by_delta_cross_f(rig):
+    """Translation of the whole body by ``delta`` (a root slide, which acts before its
+    rotations) leaves the force and adds ``delta x F`` to the moment about the origin: the
+    filter's exact d W / d q of the vertical slide mode, against central differences of the
+    RNEA wrench (checked against MuJoCo and pinocchio), which are exact up to rounding for a
+    dependence that is linear in ``delta``."""
+    from animik.dynamics.correct import _modes_batch
+    from animik.dynamics.filter import DynamicsFilter, terms_batch
+    from animik.dynamics.inverse import rnea
+
+    if rig == "sfu":  # a raw BVH skeleton (Z-up after reading, masses from its bones)
+        from animik.io.bvh import read_bvh
+        skel = read_bvh(str(SFU)).skeleton
+    else:
+        skel = animik.load_rig(rig)
+    rng = np.random.default_rng(3)
+    N, n = 5, skel.n_dof
+    q = skel.rest_q + 0.2 * rng.normal(size=(N, n))
+    qd, qdd = rng.normal(size=(N, n)), rng.normal(size=(N, n))
+    filt = DynamicsFilter(skel)
+    W, Aw, S = terms_batch(filt, q, qd, qdd, full=True)
+    root = int(np.flatnonzero(skel.parents < 0)[0])
+    rd = np.array(list(skel.joint_dofs(root)))
+    slides = rd[skel.dof_type[rd] == 1]
+    E = _modes_batch(Aw, S, slides, np.zeros(0, dtype=np.int64), skel.total_mass)
+    h = 1e-2
+    for j in range(3):
+        delta = np.einsum("fsa,fs->fa", S[:, slides, 3:], E[:, slides, j])
+        exact = np.concatenate([np.cross(delta, W[:, 3:]), np.zeros((N, 3))], axis=1)
+        fd = (rnea(skel, q + h * E[:, :, j], qd, qdd).wrench
+              - rnea(skel, q - h * E[:, :, j], qd, qdd).wrench) / (2 * h)
+        assert np.abs(exact - fd).max() < 1e-9 * np.abs(W).max()
+
+
 def test_check_rows_are_the_zmp_margin_and_the_friction_pyramid():
     """The batched rows of seed D's checks against the support polygon of
     :func:`support_polygon` and the ZMP of the wrench: the edge rows hold exactly when the ZMP
