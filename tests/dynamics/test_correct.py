@@ -92,6 +92,28 @@ def test_root_slide_position_moves_the_moment_by_delta_cross_f(rig):
         assert np.abs(exact - fd).max() < 1e-9 * np.abs(W).max()
 
 
+def test_lean_modes_move_the_com_by_one_metre_with_least_norm():
+    """The two lean modes (closed-form 2 x 2 inverse): the trunk's DoFs move the centre of
+    mass by exactly (1, 0) and (0, 1) m (d com / dq = A_w's force rows / mass), and they are the
+    least-norm such motions (the pseudo-inverse's columns)."""
+    from animik.dynamics.contacts import contact_model_for_clip
+    from animik.dynamics.correct import _modes_batch
+    from animik.dynamics.filter import DynamicsFilter, terms_batch
+    from animik.dynamics.smoothness import root_slides, trunk_dofs
+
+    skel = animik.load_rig("body95")
+    rng = np.random.default_rng(5)
+    q = skel.rest_q + 0.2 * rng.normal(size=(8, skel.n_dof))
+    W, Aw, S = terms_batch(DynamicsFilter(skel), q, 0 * q, 0 * q, full=True)
+    up = trunk_dofs(skel, contact_model_for_clip(skel, q))
+    E = _modes_batch(Aw, S, root_slides(skel), up, skel.total_mass)
+    Jc = Aw[:, 3:5][:, :, up] / skel.total_mass
+    lean = E[:, up, 3:]
+    assert np.abs(Jc @ lean - np.eye(2)).max() < 1e-10
+    assert np.abs(lean - np.linalg.pinv(Jc)).max() < 1e-9 * np.abs(lean).max()
+    assert not np.delete(E[:, :, 3:], up, axis=1).any()
+
+
 def test_check_rows_are_the_zmp_margin_and_the_friction_pyramid():
     """The batched rows of seed D's checks against the support polygon of
     :func:`support_polygon` and the ZMP of the wrench: the edge rows hold exactly when the ZMP
