@@ -527,8 +527,24 @@ def solve_penalty_qp(R: sp.spmatrix, G: sp.spmatrix | BandRows | FrameRows, b: n
 
 def _steps(s, w, lam, nu, d_s, dw, dl, dn) -> tuple[float, float]:
     """The largest primal and dual step lengths in ``[0, 1]`` that keep ``s, w`` and ``lam,
-    nu`` non-negative."""
-    return (min(_max_step(s, d_s), _max_step(w, dw)), min(_max_step(lam, dl), _max_step(nu, dn)))
+    nu`` non-negative (:func:`_max_step` of each pair, in one compiled pass)."""
+    return _steps_kernel(s, w, lam, nu, d_s, dw, dl, dn)
+
+
+@nb.njit(cache=True, nogil=True)
+def _steps_kernel(s, w, lam, nu, d_s, dw, dl, dn):
+    ap = 1.0
+    ad = 1.0
+    for i in range(s.shape[0]):
+        if d_s[i] < 0:
+            ap = min(ap, -s[i] / d_s[i])
+        if dw[i] < 0:
+            ap = min(ap, -w[i] / dw[i])
+        if dl[i] < 0:
+            ad = min(ad, -lam[i] / dl[i])
+        if dn[i] < 0:
+            ad = min(ad, -nu[i] / dn[i])
+    return ap, ad
 
 
 def _centrality_correctors(solve, G, GT, pt, step, ap, ad, r_wl, r_sn, target, n,
