@@ -18,6 +18,8 @@ Rows:
 6. The filter's inner loop on every shared mocap clip retargeted onto body95 (as ``animik
    filter X.bvh --model body95`` reads the output of ``animik retarget --to body95``): warm
    frames/s, wall and CPU, with the rounds' infeasible counts (docs/dynamics.md section 6d).
+   With ``--plant``, also ``animik filter --plant``'s filter (:func:`plant_and_correct` as the
+   command runs it) per clip (docs/dynamics.md section 6f).
 
 Benchmarks print tables; they never fail on speed.
 """
@@ -79,6 +81,10 @@ def add_parser(subparsers) -> argparse.ArgumentParser:
                         "retargeted onto body95 (`animik retarget --to body95` output; any "
                         "*.retarget.json beside them) are used as they are, others are "
                         "retargeted first; '' to skip")
+    p.add_argument("--plant", action="store_true",
+                   help="per-clip rows of the retargets also for `animik filter --plant` "
+                        "(plant_and_correct as the command runs it: supports, smoothing, plant "
+                        "passes; slow on clips that fail: each runs its fallbacks)")
     p.add_argument("--no-peers", action="store_true", help="skip pinocchio and MuJoCo")
     p.add_argument("--no-command", action="store_true", help="skip the whole-command row")
     p.set_defaults(func=run_cli)
@@ -87,7 +93,7 @@ def add_parser(subparsers) -> argparse.ArgumentParser:
 
 def run(rig: str = "body95", frames: int = 20_000, peers: bool = True, clip: str | None = None,
         seed: int = 0, filter_clip: str | None = None, long_clip: str | None = None,
-        retargets: str | None = None) -> list[tuple]:
+        retargets: str | None = None, plant: bool = False) -> list[tuple]:
     """Run the benchmark; rows ``(implementation, task, value, unit, note)``."""
 
     skel = load_rig(rig)
@@ -137,15 +143,16 @@ def run(rig: str = "body95", frames: int = 20_000, peers: bool = True, clip: str
     if filter_clip:
         rows += _filter_rows(filter_clip, long_clip)
     if retargets:
-        rows += _retarget_rows(retargets)
+        rows += _retarget_rows(retargets, plant=plant)
     return rows
 
 
-def _retarget_rows(folder: str) -> list[tuple]:
+def _retarget_rows(folder: str, plant: bool = False) -> list[tuple]:
     """The filter's inner loop (:func:`correct_clip`, warm) on every BVH clip under ``folder``
     on body95: a clip already on body95 (its joints are body95's, as ``animik retarget --to
     body95`` writes them) is given body95's masses by name as ``--model body95`` does; any
-    other clip is retargeted onto body95 and written / read back as BVH first."""
+    other clip is retargeted onto body95 and written / read back as BVH first. With ``plant``
+    also ``animik filter --plant``'s loop (:func:`_plant_row`)."""
     rows: list[tuple] = []
     paths = sorted(Path(folder).rglob("*.bvh")) if Path(folder).is_dir() else []
     if not paths:
@@ -174,7 +181,41 @@ def _retarget_rows(folder: str) -> list[tuple]:
                          T / best[0], "frames/s",
                          f"CPU {T / max(best[1], 1e-9):.0f} frames/s; infeasible per check "
                          f"{rounds}"))
+            if plant:
+                rows.append(_plant_row(motion, path.stem))
     return rows
+
+
+def _plant_row(motion: Motion, name: str) -> tuple:
+    """``animik filter --plant``'s filter on one clip as the command runs it (supports
+    ``auto``, supported frames smoothed first, :func:`plant_and_correct`), warm, best CPU of
+    two: the figure the command's ``--json`` reports as ``filter_frames_per_second``, without
+    the first use's kernel loads."""
+    from ..dynamics.correct import plant_and_correct
+    from ..dynamics.filter import FilterOptions
+    from ..dynamics.offfloor import held_off_floor, resolve_supports
+    from ..dynamics.support_smooth import smooth_supported
+
+    opts = FilterOptions().checked()
+    T = motion.n_frames
+    task = f"filter --plant inner loop, {name} on body95 ({T} frames), warm"
+    supports = resolve_supports("auto", motion, mu=opts.mu)
+    if supports is None and held_off_floor(motion):
+        return ("animik plant_and_correct()", task, float("nan"), "frames/s",
+                "refused by the command (held off the floor, no supports)")
+    src = motion if supports is None else smooth_supported(motion, supports, opts.mu,
+                                                           opts.window).motion
+    plant_and_correct(src, opts, supports=supports)  # first use
+    best = None
+    for _ in range(2):
+        c0, t0 = time.process_time(), time.perf_counter()
+        res, plants = plant_and_correct(src, opts, supports=supports)
+        wall, cpu = time.perf_counter() - t0, time.process_time() - c0
+        best = (wall, cpu) if best is None or cpu < best[1] else best
+    bad = int((~res.check.feasible).sum())
+    return ("animik plant_and_correct()", task, T / best[0], "frames/s",
+            f"CPU {T / max(best[1], 1e-9):.0f} frames/s; {len(plants)} passes, best "
+            f"{[h[0] for h in res.history]}; {bad} infeasible")
 
 
 def _filter_rows(clip: str, long_clip: str | None = None) -> list[tuple]:
@@ -389,7 +430,7 @@ def run_cli(args: argparse.Namespace) -> int:
     rows = run(args.rig, args.frames, not args.no_peers, None if args.no_command else args.clip,
                filter_clip=None if args.no_command else args.filter_clip,
                long_clip=None if args.no_command else (args.long_clip or None),
-               retargets=args.retargets or None)
+               retargets=args.retargets or None, plant=args.plant)
     print(format_table(["implementation", "task", "value", "unit", "note"],
                        [[a, b, round(c, 2) if c == c else "n/a", d, e] for a, b, c, d, e in rows],
                        title=f"animik bench dynamics: rig {args.rig} "

@@ -365,6 +365,12 @@ def test_bench_rows_of_the_body95_retargets(tmp_path):
     impl, task, value, unit, note = rows[0]
     assert "sway on body95 (90 frames)" in task and unit == "frames/s" and value > 0
     assert note.split("infeasible per check ")[1].endswith(", 0]")
+    # --plant: the command's plant_and_correct, one more row per clip
+    rows = _retarget_rows(str(tmp_path), plant=True)
+    assert [r[0] for r in rows] == ["animik correct_clip()", "animik plant_and_correct()"]
+    impl, task, value, unit, note = rows[1]
+    assert "filter --plant inner loop, sway on body95 (90 frames)" in task and value > 0
+    assert note.endswith("; 0 infeasible")
     empty = tmp_path / "none"
     empty.mkdir()
     assert np.isnan(_retarget_rows(str(empty))[0][2])
