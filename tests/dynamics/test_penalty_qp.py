@@ -152,3 +152,53 @@ def test_solver_on_frame_rows_equals_dense_rows(shift):
         assert np.abs(xf - xb).max() < 1e-8 * max(1.0, np.abs(xb).max())
         assert np.abs(xf - xo).max() < 1e-5 * max(1.0, np.abs(xo).max())
         assert _f(R, G.csr, b, rho, xf) <= _f(R, G.csr, b, rho, xo) * (1 + 1e-9) + 1e-12
+
+
+def _real_qp(frames=120):
+    """The first round's QP of ``animik filter`` on the shared SFU walk's first ``frames``
+    frames (raw skeleton, masses from its bones): the filter's own rows and ``R``."""
+    from conftest import SHARED_BVH
+
+    from animik.dynamics.clip import check_clip
+    from animik.dynamics.contacts import contact_model_for_clip
+    from animik.dynamics.correct import W_SMOOTH, _linearise, _Setup
+    from animik.dynamics.filter import FilterOptions
+    from animik.io.bvh import read_bvh
+    from animik.motion import Motion
+
+    src = read_bvh(str(SHARED_BVH / "sfu" / "0005_Walking001.bvh"))
+    motion = Motion(src.skeleton, src.q[:frames], src.fps)
+    opt = FilterOptions().checked()
+    cm = contact_model_for_clip(motion.skeleton, motion.q)
+    su = _Setup.build(motion, opt, cm, 1.0, 0.1, W_SMOOTH)
+    chk = check_clip(motion, mu=opt.mu, window=opt.window, contacts=cm)
+    lin = _linearise(su.filt, chk, motion, su.slides, su.upper, su.ops, su.mu_in, su.dirs,
+                     su.filt.weight, 0.5)
+    _, lo_frame, wts, frame_all, coef_all, rhs = lin
+    return su.R, FrameRows(lo_frame, wts, frame_all, coef_all, frames * 5), rhs
+
+
+def test_solver_on_the_filters_real_rows_equals_osqp_and_the_plain_interior_point():
+    """On the filter's real QP (the SFU walk's first round: heavy contact-keeping rows, wrench
+    rows of every contact frame), the interior point with Gondzio's correctors gives the
+    minimiser of the plain Mehrotra interior point (main's solver before docs/dynamics.md 6f)
+    and of OSQP at eps 1e-10 (an independent ADMM code), in fewer steps."""
+    R, G, b = _real_qp()
+    rho = 100.0
+    xo = _osqp(R, G.csr, b, rho)
+    fo = _f(R, G.csr, b, rho, xo)
+    x_new, m_new, s_new, ok_new = solve_penalty_qp(R, G, b, rho, newton_steps=0, tol=1e-10)
+    x_old, m_old, s_old, ok_old = solve_penalty_qp(R, G, b, rho, newton_steps=0, tol=1e-8,
+                                                   correctors=0, start_dual=0.1)
+    assert ok_new and ok_old and m_new == m_old == "ipm"
+    scale = max(1.0, np.abs(xo).max())
+    assert np.abs(x_new - x_old).max() < 1e-6 * scale
+    assert np.abs(x_new - xo).max() < 1e-5 * scale
+    # OSQP's polished answer may violate its constraints by ~1e-10: its f is no bound to 1e-9
+    assert _f(R, G.csr, b, rho, x_new) <= fo * (1 + 1e-8)
+    # the same minimiser by the finite Newton path where it settles (the default entry)
+    x_def = solve_penalty_qp(R, G, b, rho, tol=1e-10)[0]
+    assert np.abs(x_def - x_new).max() < 1e-6 * scale
+    s_old10 = solve_penalty_qp(R, G, b, rho, newton_steps=0, tol=1e-10, correctors=0,
+                               start_dual=0.1)[2]
+    assert s_new < s_old10  # fewer factorisations at the same tolerance
