@@ -6,7 +6,8 @@ required wrench ``W`` of every frame with a floor contact. On frames where a sup
 floor is active (a seat, grips, a foot rest) the check is the contact-wrench-cone programme of
 :mod:`animik.dynamics.cone` instead: its residual ``r(W)`` (L1, body weights) is a convex,
 piecewise-linear function of the wrench, zero inside the cone. At the current wrench ``W0``
-the programme's equality duals ``y = dr/dw`` (HiGHS's marginals) give its supporting plane,
+the programme's equality duals ``y = dr/dw`` (``B^-T c_B`` at the simplex's optimal basis;
+HiGHS's marginals in the tests) give its supporting plane,
 ``r(W) >= r(W0) + y . (w(W) - w(W0))`` for every ``W`` (a subgradient of a convex function),
 with equality while the programme's optimal basis stays the same. The row::
 
@@ -142,6 +143,24 @@ def cone_duals(cols: np.ndarray, ub: np.ndarray, w_ref: np.ndarray, chunk: int =
     return resid, y
 
 
+def cone_duals_fast(cols: np.ndarray, ub: np.ndarray, w_ref: np.ndarray
+                    ) -> tuple[np.ndarray, np.ndarray]:
+    """:func:`cone_duals` by the numba simplex (:mod:`._cone_duals`; HiGHS for a programme it
+    does not finish). Where the optimum is degenerate the duals may differ from HiGHS's: both
+    are subgradients of the residual."""
+    from ._cone_duals import cone_duals_batch
+
+    B = cols.shape[0]
+    resid, y = np.empty(B), np.empty((B, 6))
+    ok = np.ones(B, dtype=bool)
+    cone_duals_batch(np.ascontiguousarray(cols), np.ascontiguousarray(ub),
+                     np.ascontiguousarray(w_ref), resid, y, ok)
+    bad = np.flatnonzero(~ok)
+    if len(bad):
+        resid[bad], y[bad] = cone_duals(cols[bad], ub[bad], w_ref[bad])
+    return resid, y
+
+
 def cone_rows(filt: DynamicsFilter, chk, E_all: np.ndarray, Aw_all: np.ndarray,
               md: np.ndarray, eps: float = 1e-6,
               friction_safety: float = FRICTION_SAFETY, grip_safety: float = GRIP_SAFETY,
@@ -172,7 +191,7 @@ def cone_rows(filt: DynamicsFilter, chk, E_all: np.ndarray, Aw_all: np.ndarray,
     # modes push it (moment and force, x and y, both ways); each probe outside the shrunken
     # cone gives a face of it near the wrench (a frame inside keeps rows for the faces it
     # could cross, as the floor rows keep the edges within 10 cm). The numba simplex screens
-    # them all (most are deep inside), HiGHS gives the duals of those outside.
+    # them all (most are deep inside) and gives the duals of those outside.
     F0 = len(sup)
     offs = np.vstack([np.zeros((1, 6)), probe * np.vstack([np.eye(6)[i] * sgn
                                                            for i in (0, 1, 3, 4)
@@ -184,7 +203,7 @@ def cone_rows(filt: DynamicsFilter, chk, E_all: np.ndarray, Aw_all: np.ndarray,
     need = np.flatnonzero(rb > ROW_TOL)
     out_f, out_c, out_r = [empty[0]], [empty[1]], [empty[2]]
     if len(need):
-        r_p, y = cone_duals(cols[rep[need]], ub[rep[need]], wp[need])
+        r_p, y = cone_duals_fast(cols[rep[need]], ub[rep[need]], wp[need])
         off = offs[need % nP]
         uf, inv = np.unique(rep[need], return_inverse=True)  # frames (into sup) with rows
         fr = sup[uf]
@@ -260,5 +279,5 @@ def _surface_rows(chk, sup: np.ndarray, sf, k: int, room: float = 0.9
     return np.concatenate(frames), np.concatenate(coefs), np.concatenate(rhs)
 
 
-__all__ = ["FRICTION_SAFETY", "GRIP_SAFETY", "ROW_SCALE", "cone_duals", "cone_programmes",
+__all__ = ["FRICTION_SAFETY", "GRIP_SAFETY", "ROW_SCALE", "cone_duals", "cone_duals_fast", "cone_programmes",
            "cone_residual", "cone_rows"]

@@ -85,3 +85,19 @@ def test_correction_moves_supported_frames_into_the_cone():
     assert not (after.check.reasons & THROUGH).any()
     assert np.abs(res.motion.q - m.q).max() < 0.3
     assert res.history[0][0] == bad0.sum() and res.history[-1][0] == 0
+
+
+def test_simplex_duals_equal_highs_marginals():
+    """The numba simplex's duals (``B^-T c_B``) equal HiGHS's marginals on the raised sway's
+    frames outside the cone (unique optima there: the central differences above agree)."""
+    from animik.dynamics.cone_rows import cone_duals_fast
+
+    skel = animik.load_rig("body95")
+    m, sup = _raised_sway(skel)
+    chk = check_clip(m, supports=sup)
+    bad = np.flatnonzero(~chk.feasible)
+    cols, ub, w, _, _ = cone_programmes(skel, chk, bad, 0.9, 0.9, 0.01)
+    ra, ya = cone_duals(cols, ub, w)
+    rb, yb = cone_duals_fast(cols, ub, w)
+    np.testing.assert_allclose(rb, ra, atol=1e-9)
+    np.testing.assert_allclose(yb, ya, atol=1e-9)
