@@ -29,7 +29,7 @@ mass ``c``, as the programme has them). Along the correction's modes (root slide
 
 Rows that keep the world surfaces' contacts where they are (the root's vertical shift changes
 every body point's gap to a seat or foot rest): a body point touching a world surface stays
-within 90 % of the tolerance of it (or no further than it is), on either side (it neither leaves it nor goes through
+within 90 % of the tolerance of it, on either side (it neither leaves it nor goes through
 it: the check's ``through support``).
 """
 
@@ -253,7 +253,7 @@ def _screen(cols, ub, w_ref):
 def _surface_rows(chk, sup: np.ndarray, sf, k: int, room: float = 0.9
                   ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """Rows keeping the body points touching a world surface within ``room`` times its
-    tolerance of it (or where they are, when further), on both sides (the root's vertical slide, mode 2, moves every body point
+    tolerance of it, on both sides (the root's vertical slide, mode 2, moves every body point
     by ``dz``, seen through ``D0``)."""
     if sf.gap is None or not sf.gap.shape[1] or chk.supports is None:
         return np.zeros(0, np.int64), np.zeros((0, 3, k)), np.zeros(0)
@@ -273,9 +273,7 @@ def _surface_rows(chk, sup: np.ndarray, sf, k: int, room: float = 0.9
         cf[:, 0, 2] = sign * nz[p]
         frames.append(sup[f])
         coefs.append(100.0 * cf)  # as the floor's contact-keeping rows (correct._contact_rows)
-        # never tighter than where the point is (a point already past 90 % may stay, not be
-        # pushed: re-linearised every round, that would ratchet the body down a few mm a round)
-        rhs.append(100.0 * np.maximum(room * tol[p] - sign * g[f, p], 0.0))
+        rhs.append(100.0 * (room * tol[p] - sign * g[f, p]))
     if not frames:
         return np.zeros(0, np.int64), np.zeros((0, 3, k)), np.zeros(0)
     return np.concatenate(frames), np.concatenate(coefs), np.concatenate(rhs)
