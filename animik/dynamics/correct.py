@@ -53,6 +53,7 @@ from . import _support
 from ._penalty_qp import FrameRows, solve_penalty_qp
 from ._savgol import savgol_matrix, window_frames
 from .clip import ClipFeasibility, check_clip
+from .cone_rows import cone_rows
 from .contacts import ContactModel, contact_model_for_clip
 from .filter import DynamicsFilter, FilterOptions, _area_skate, terms_batch, wrench_batch
 from .smoothness import correction_jitter, root_slides, trunk_dofs
@@ -305,9 +306,9 @@ def _rounds(motion: Motion, options: FilterOptions | None, iterations: int, w_po
             since_best = 0
         else:
             since_best += 1
-        if not (bad & chk.check.in_contact.any(axis=1)).any() or len(history) > iterations \
-                or since_best >= patience:
-            break  # frames without a detected contact have no rows: nothing more to do
+        held = chk.check.in_contact.any(axis=1) | chk.check.support_active.any(axis=1)
+        if not (bad & held).any() or len(history) > iterations or since_best >= patience:
+            break  # frames carried by nothing have no rows: nothing more to do
         q2, ok, method = su.step(chk, q, motion, mode_window, rho, newton_steps)
         # A QP that needed the interior point (heavy rows hovering at their bounds) is followed
         # by QPs of the same kind (the rows are the same kinds): the next rounds go straight to
@@ -500,7 +501,9 @@ def _linearise(filt, chk, motion, slides, upper, ops, mu_in, dirs, weight, mode_
         Bd[0, contact, :, j] = (Wp[j - 3] - W0) / eps
     pts = filt.contacts.points(filt.skel, qc) if chk.points is None else chk.points[contact]
     G, lim, ok = _check_rows(filt, c.in_contact[contact], pts, mu_in, dirs, h_floor, weight)
-    if not ok.any():
+    # supported frames: the contact-wrench cone linearised (.cone_rows; none without supports)
+    srows = cone_rows(filt, chk, E_all, Aw_all, md) if c.support_active.any() else None
+    if not ok.any() and (srows is None or not len(srows[0])):
         return None
     G, lim = G[ok], lim[ok]
     G_frame = contact[ok]
@@ -527,6 +530,10 @@ def _linearise(filt, chk, motion, slides, upper, ops, mu_in, dirs, weight, mode_
     frame_all = np.concatenate([row_frame[keep], kframe])
     coef_all = np.concatenate([coef[keep], 100.0 * kcoef])
     rhs = np.concatenate([rhs[keep], 100.0 * krhs])
+    if srows is not None and len(srows[0]):
+        frame_all = np.concatenate([frame_all, srows[0]])
+        coef_all = np.concatenate([coef_all, srows[1]])
+        rhs = np.concatenate([rhs, srows[2]])
     return E_all, lo_frame, wts, frame_all, coef_all, rhs
 
 

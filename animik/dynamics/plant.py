@@ -262,7 +262,12 @@ def plant_contacts(motion: Motion, contacts: ContactModel | None = None, mu: flo
     # frames on supports off the floor are the environment's: no foot is planted there, not
     # by the widening either (a seat or foot rest fixed in the world would lose the body)
     on_sup = chk.check.support_active.any(axis=1)
-    planted[on_sup] = False
+    # ... except a foot no support carries there (the hand-over: the free foot leaving the floor
+    # as the body steps onto a rest is held and eased out over the check's window, as before
+    # any support; supports.SupportSet.resting)
+    rest = on_sup[:, None] if supports is None or not len(supports) else (
+        on_sup[:, None] & supports.resting(skel, cm.point_joint, cm.point_area, T))
+    planted[on_sup] = planted[on_sup] & ~rest[on_sup]
     # (c) a support carried along for long: move the root against it
     carried = np.zeros(T, dtype=bool)
     has = sup >= 0
@@ -362,7 +367,7 @@ def plant_contacts(motion: Motion, contacts: ContactModel | None = None, mu: flo
                 if w > weight[t, a]:
                     weight[t, a] = w
                     target[t, P_a] = (1 - w) * pts[t, P_a] + w * Xt
-    weight[on_sup] = 0.0  # nor eased into there
+    weight[np.broadcast_to(rest, weight.shape)] = 0.0  # nor eased into there
     for a in range(A):
         P_a, joints, dofs = area_leg(skel, cm, a)
         if not len(dofs):

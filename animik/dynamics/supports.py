@@ -254,6 +254,23 @@ class SupportSet:
                              np.concatenate(gt, axis=1) if gt else z0, sunk & act,
                              np.concatenate(gap, axis=1) if gap else np.zeros((B, 0)))
 
+    def resting(self, skel: Skeleton, point_joint: np.ndarray, point_area: np.ndarray,
+                T: int) -> np.ndarray:
+        """``(T, A)`` bool: contact area ``a`` (its points fixed to ``point_joint``, grouped by
+        ``point_area``) rests on an active support at frame ``t`` -- the support's body part
+        (its ``joint``, or ``body`` for a world support) is the area's first joint or below it
+        (a foot rest or pedal under that foot; not a seat, whose pelvis is above every foot)."""
+        A = int(point_area.max()) + 1 if len(point_area) else 0
+        out = np.zeros((T, A), dtype=bool)
+        act = self.active(T)
+        for a in range(A):
+            j0 = int(point_joint[np.flatnonzero(point_area == a)[0]])
+            for i, s in enumerate(self.supports):
+                part = s.body if s.joint < 0 else s.joint
+                if part >= 0 and skel.joint_ancestor_mask[part, j0]:
+                    out[:, a] |= act[:, i]
+        return out
+
     def to_dict(self, skel: Skeleton) -> dict[str, Any]:
         return {"source": self.source, "supports": [s.to_dict(skel) for s in self.supports]}
 
