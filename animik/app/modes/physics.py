@@ -14,6 +14,7 @@ clip) and :func:`infeasible_frames` (the timeline's red marks). No GL.
 
 from __future__ import annotations
 
+import json
 import time
 from dataclasses import dataclass, field
 from typing import ClassVar
@@ -28,6 +29,8 @@ from ...dynamics.filter import FilterOptions
 from ...dynamics.interactive import BalanceFilter, BalanceOptions, BalanceStep, track_target
 from ...dynamics.inverse import com
 from ...dynamics.offfloor import resolve_supports
+from ...dynamics.support_smooth import smooth_supported
+from ...dynamics.supports import SupportSet, supports_from_dict
 from ...ik import NATURAL_POSING_SOLVERS, prepare_ik
 from ...ik.fik import PreparedFIK
 from ...ik.options import per_dof
@@ -48,6 +51,8 @@ from .base import Mode
 from .pose import timeline_keys
 
 NAME = "physics"
+#: ``Clip.meta`` key of the supports a clip was made feasible with (JSON, or ``"floor"``)
+SUPPORTS_META = "supports"
 PIN_WEIGHT = 10.0  # pins "hard-ish": the correction must not slide the feet
 # the corrective solve's null-space pull toward the constant-velocity prediction: the
 # redundant DoFs keep their motion instead of whipping (least acceleration)
@@ -454,8 +459,10 @@ def infeasible_frames(state: AppState) -> np.ndarray | None:
     try:
         m = clip.to_motion()
         # the check of `animik feasibility` and `animik filter` (--supports auto: a seat,
-        # holds and pedals where the body is held still with no foot near the floor)
-        sup = resolve_supports("auto", m, mu=pv.mu)
+        # holds and pedals where the body is held still with no foot near the floor; a clip
+        # Make feasible wrote: the supports it was corrected with, as `animik feasibility`
+        # reads the OUT.supports.json `animik filter` writes)
+        sup = clip_supports(clip, m, pv.mu)
         res = check_clip(m, mu=pv.mu, supports=sup)
         ui.marks = ~res.feasible
         pv.supports, pv.supports_fps = sup, float(m.fps)  # the overlay marks them
@@ -464,12 +471,29 @@ def infeasible_frames(state: AppState) -> np.ndarray | None:
     return ui.marks
 
 
+def clip_supports(clip: Clip, motion: Motion, mu: float) -> SupportSet | None:
+    """The supports a clip is checked with: the ones recorded in ``clip.meta[SUPPORTS_META]``
+    (Make feasible records the supports it corrected the clip with, ``"floor"`` for none),
+    else ``--supports auto``'s inference on ``motion`` (the clip's frames). None: the floor
+    only.
+
+    Raises:
+        SupportError: a malformed record.
+    """
+    rec = clip.meta.get(SUPPORTS_META)
+    if rec is None:
+        return resolve_supports("auto", motion, mu=mu)
+    if rec == "floor":
+        return None
+    return supports_from_dict(json.loads(rec), motion.skeleton, mu, motion.n_frames,
+                              source=f"clip {clip.name!r}")
+
+
 def _feasible_work(state: AppState):
     """The work of Make feasible for the current clip, run on any thread: returns
     ``work(progress) -> (source clip, new clip, (feasible, input feasible, frames), seconds)``,
     or None after reporting why there is nothing to do. The document is only read here (at the
     call), never written."""
-    from ...anim import clip_from_poses
     from ...anim.feasible import feasible_clip_poses
 
     clip = state.doc.current_clip
@@ -485,6 +509,16 @@ def _feasible_work(state: AppState):
         skel, fps = m.skeleton, clip.fps
         t0 = time.perf_counter()
         say = progress or (lambda *_: None)
+        # supports off the floor as `animik filter --supports auto` (default) finds them: a
+        # seat, hand holds, pedals — the floor-only law below would pull a rider off the bike
+        sup = clip_supports(clip, m, mu)
+        if sup is not None:
+            q, _, before = _supported(m, sup, mu, say)
+            new = _new_clip(skel, q, fps, name, clip, sup)
+            ok = _judged(new, mu, sup)
+            if ok < int(before.sum()):  # never worse than the input: its poses are kept
+                new, ok = _new_clip(skel, m.q, fps, name, clip, sup), int(before.sum())
+            return clip, new, (ok, int(before.sum()), len(q)), time.perf_counter() - t0
         # 1. the physics mode's law over the clip: the feet held, the COM moved (keyed poses)
         res = feasible_clip_poses(skel, m.q, fps, options,
                                   progress=lambda done, total: say(0.6 * done / total))
@@ -502,13 +536,50 @@ def _feasible_work(state: AppState):
                 q, chk = r.motion.q, r.check
         before = check_clip(m, mu=mu).feasible
         say(1.0)
-        new = clip_from_poses(skel, np.arange(len(q)) / fps, q, name=name, fps=fps,
-                              interpolation="linear")
-        counts = (int(chk.feasible.sum()), int(before.sum()), len(q))
-        return clip, new.replace(fixed_length=clip.fixed_length), counts, \
-            time.perf_counter() - t0
+        new = _new_clip(skel, q, fps, name, clip, None)
+        counts = (_judged(new, mu, None), int(before.sum()), len(q))
+        return clip, new, counts, time.perf_counter() - t0
 
     return work
+
+
+def _judged(new: Clip, mu: float, sup: SupportSet | None) -> int:
+    """Frames of the new clip that pass the check its timeline marks run (``animik
+    feasibility``'s, with the supports it carries). Judged on the clip, not on the filter's
+    poses: a clip holds its joints within their limits, and the filter's plant passes can
+    leave a knee 0.5° past one (the seated test clip: 135 frames passed on the filter's poses,
+    130 on the clip — the disagreement last round's auto-supports attempt showed)."""
+    return int(check_clip(new.to_motion(), mu=mu, supports=sup).feasible.sum())
+
+
+def _supported(m: Motion, sup: SupportSet, mu: float, say):
+    """Make feasible for a clip with supports off the floor: what ``animik filter --plant
+    --supports auto`` does (the supported frames' capture spikes smoothed first, then method
+    A with the plant step, each checked with the contact wrench cone of the supports).
+    Returns ``(q, check of q, input feasible flags)``, all with ``sup``."""
+    opts = FilterOptions(mu=mu)
+    say(0.05, "supports: smoothing")
+    sm = smooth_supported(m, sup, opts.mu, opts.window)
+    say(0.2, "method A with supports")
+    r = plant_and_correct(sm.motion, opts, supports=sup)[0]
+    before = check_clip(m, mu=mu, window=opts.window, contacts=r.check.contacts,
+                        supports=sup).feasible
+    say(1.0)
+    return r.motion.q, r.check, before
+
+
+def _new_clip(skel, q: np.ndarray, fps: float, name: str, source: Clip,
+              sup: SupportSet | None) -> Clip:
+    """The corrected poses as a clip keyed at every frame, carrying the supports it was
+    corrected and checked with (``meta[SUPPORTS_META]``: the timeline's marks and the overlay
+    use them instead of inferring them again from the new poses)."""
+    from ...anim import clip_from_poses
+
+    new = clip_from_poses(skel, np.arange(len(q)) / fps, q, name=name, fps=fps,
+                          interpolation="linear")
+    rec = "floor" if sup is None else json.dumps(sup.to_dict(skel))
+    return new.replace(fixed_length=source.fixed_length,
+                       meta={**dict(new.meta), SUPPORTS_META: rec})
 
 
 def _add_feasible(state: AppState, out) -> bool:
@@ -561,5 +632,6 @@ def make_feasible_async(state: AppState):
                                      lambda e: state.error(f"Make feasible: {describe(e)}"))
 
 
-__all__ = ["PhysicsData", "PhysicsMode", "PhysicsUI", "enter", "infeasible_frames", "leave",
+__all__ = ["SUPPORTS_META", "PhysicsData", "PhysicsMode", "PhysicsUI", "clip_supports", "enter",
+           "infeasible_frames", "leave",
            "make_feasible", "make_feasible_async", "session"]
