@@ -303,6 +303,7 @@ class ViewportController:
             value = float(np.clip(d.start_value + along - d.start_angle, skel.lower[k],
                                   skel.upper[k]))
         if value != float(s.doc.q[k]):
+            d.goal = value  # the physics mode tracks this value instead of jumping to it
             edits.set_dof(s, k, value)
             d.moved = True
 

@@ -61,6 +61,9 @@ class Drag:
         axis: ring axis index (rotate) or the constrained world axis (move), or -1.
         start_rotation: target rotation at the press (rotate).
         start_angle: screen angle of the press around the handle (rotate), rad.
+        start_value: the DoF's value at the press (gizmo drags).
+        goal: the value the gizmo last asked for (gizmo drags; None before the first move):
+            the physics mode tracks it instead of jumping to it.
     """
 
     kind: str
@@ -74,6 +77,7 @@ class Drag:
     start_angle: float = 0.0
     moved: bool = False
     start_value: float = 0.0  # the DoF's value at the press ("dof" / "root" gizmo drags)
+    goal: float | None = None
 
 
 VIEW_MESH, VIEW_BONES, VIEW_XRAY = "mesh", "bones", "xray"

@@ -359,6 +359,14 @@ class BalanceFilter:
         slide = (np.abs(self._batch_points[:, on] - prev[None, on]).max(axis=(1, 2))
                  if on.any() else np.zeros(len(Q)))
         still = slide <= self.SLIDE
+        if on.any():
+            # nor drift away from where the corrected pose (the IK's, pins met) has them: the
+            # prediction continues the soles' last motion, and frame after frame of ≤ SLIDE
+            # adds up (a pelvis dragged by its arrow: 17 mm in 3 s before this rule)
+            pts = self._batch_points[:, on]
+            away = np.abs(pts - pts[:1]).max(axis=(1, 2))
+            last_away = float(np.abs(prev[on] - pts[0]).max())
+            still &= away <= max(last_away, self.SLIDE)
         for good in (feas & still & (m >= o.check_margin) & (xi_m >= o.check_margin),
                      feas & still):
             if good.any():

@@ -62,3 +62,47 @@ def test_marks_and_overlay_of_a_seated_clip(app):  # noqa: F811
     for _ in range(4):
         app.frame(DT)
     assert pv.on_supports == () and pv.feasible  # standing on the floor
+
+
+def test_make_feasible_keeps_the_supports_it_corrected_with(app):  # noqa: F811
+    """Make feasible on a clip held off the floor: it corrects with the supports `animik filter
+    --supports auto` infers (not floor-only), adds the corrected clip next to the user's (which
+    is kept) carrying those supports, and the new clip's timeline marks are checked with them:
+    the marks agree with the count Make feasible reports. (Main corrected floor-only and the
+    marks re-inferred the supports from the new poses.)"""
+    import json
+
+    from animik.dynamics import check_clip
+
+    st = app.state
+    skel = st.doc.skeleton
+    T, fps = 150, 30.0
+    q = np.tile(skel.rest_q, (T, 1))
+    z = contact_model_for_clip(skel, q[:1]).points(skel, q[:1])[..., 2].min()
+    r = np.clip((np.arange(T) / fps - 1.0) / 0.3, 0.0, 1.0)
+    q[:, skel.dof_index("pelvis_tz")] += 0.3 * (3 * r ** 2 - 2 * r ** 3) - z
+    clip = clip_from_poses(skel, np.arange(T) / fps, q, name="seated", fps=fps,
+                           interpolation="linear")
+    set_doc(st, st.doc.replace(clips=(*st.doc.clips, clip), clip=len(st.doc.clips)))
+    physics_of(st).show = True
+    inferred = pm.clip_supports(clip, clip.to_motion(), physics_of(st).mu)
+    assert inferred is not None and len(inferred) == 5
+    _, new, (ok, before, frames), _ = pm._feasible_work(st)()
+    assert frames == T and ok >= before
+    rec = json.loads(new.meta[pm.SUPPORTS_META])
+    assert rec == json.loads(json.dumps(inferred.to_dict(skel)))
+    n = len(st.doc.clips)
+    assert pm.make_feasible(st)
+    assert len(st.doc.clips) == n + 1 and st.doc.clips[st.doc.clip - 1] is clip  # kept
+    added = st.doc.current_clip
+    assert added.meta[pm.SUPPORTS_META] == new.meta[pm.SUPPORTS_META]
+    marks = pm.infeasible_frames(st)
+    assert int((~marks).sum()) == ok  # the marks say what Make feasible said
+    sup = physics_of(st).supports
+    assert sup.names == inferred.names  # the overlay's supports: the recorded ones
+    # the same check `animik feasibility --supports FILE` runs with the recorded supports
+    m = added.to_motion()
+    np.testing.assert_array_equal(marks, ~check_clip(m, mu=physics_of(st).mu,
+                                                     supports=pm.clip_supports(added, m, 0.7)
+                                                     ).feasible)
+    assert not marks[50:].any()  # the held stretch is carried by the seat
