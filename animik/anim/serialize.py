@@ -31,6 +31,10 @@ number is SI (rad, m, s). Layout::
     dofs = ["l_shoulder", "l_elbow"]  # optional: joints / DoFs IK may move
     options = { tol_position = 0.0005 }
 
+A clip's ``meta`` is free-form and mostly not saved; the entries in :data:`SAVED_META` are
+(text the app records with a clip: ``supports``, the supports Make feasible corrected the clip
+with, as JSON or ``"floor"``), each as a string key of the clip's table.
+
 ``dofs`` of a track names the joint's DoFs in order; reading checks it against the skeleton so a
 clip never silently lands on the wrong columns. Writing then reading gives an equal clip (floats
 as Python floats: exact).
@@ -50,7 +54,13 @@ from ..skeleton import Skeleton
 from .clip import Clip
 from .tracks import ClipError, EffectorTrack, IKSettings, JointTrack
 
-_CLIP_KEYS = {"name", "fps", "length", "interpolation", "base", "tracks", "effectors", "ik"}
+#: The ``Clip.meta`` entries a scene file keeps (string values): the supports Make feasible
+#: corrected a clip with, so that a saved and reopened clip is checked with them again instead of
+#: supports inferred anew from its corrected poses.
+SUPPORTS_META = "supports"
+SAVED_META = (SUPPORTS_META,)
+_CLIP_KEYS = {"name", "fps", "length", "interpolation", "base", "tracks", "effectors", "ik",
+              *SAVED_META}
 _TRACK_KEYS = {"joint", "dofs", "times", "values", "interpolation", "tangents"}
 _EFFECTOR_KEYS = {"site", "times", "positions", "rotations", "interpolation", "pinned", "weight"}
 _IK_KEYS = {"solver", "options", "dofs"}
@@ -79,6 +89,9 @@ def clip_to_dict(clip: Clip) -> dict[str, Any]:
     if clip.fixed_length is not None:
         d["length"] = float(clip.fixed_length)
     d["interpolation"] = clip.interpolation
+    for k in SAVED_META:
+        if isinstance(clip.meta.get(k), str):
+            d[k] = clip.meta[k]
     diff = np.flatnonzero(clip.base != skel.rest_q)
     if len(diff):
         d["base"] = {skel.dof_names[k]: float(clip.base[k]) for k in diff}
@@ -253,8 +266,9 @@ def clip_from_dict(d: Mapping[str, Any], skeleton: Skeleton, where: str = "clip"
         if dofs is not None and (not isinstance(dofs, list) or not all(isinstance(x, str) for x in dofs)):
             raise r.fail("ik.dofs", f"must be a list of joint or DoF names, got {dofs!r}")
         ik = IKSettings(solver, dict(opts), None if dofs is None else tuple(dofs))
+    meta = {k: r.string(d[k], k) for k in SAVED_META if k in d}
     return Clip(skeleton, tuple(tracks), tuple(effs), fps=fps, name=name, fixed_length=length,
-                base=base, ik=ik, interpolation=interp)
+                base=base, ik=ik, interpolation=interp, meta=meta)
 
 
 def clips_to_toml(clips, table: str = "clips") -> str:
@@ -269,7 +283,7 @@ def clips_to_toml(clips, table: str = "clips") -> str:
         d = clip_to_dict(clip)
         where = f"clip {clip.name!r}"
         out += ["", f"[[{key(table)}]]"]
-        for k in ("name", "fps", "length", "interpolation", "base"):
+        for k in ("name", "fps", "length", "interpolation", "base", *SAVED_META):
             if k in d:
                 out.append(f"{key(k)} = {inline(d[k], f'{where}.{k}')}")
         if "ik" in d:
@@ -282,4 +296,4 @@ def clips_to_toml(clips, table: str = "clips") -> str:
     return "\n".join(out).lstrip("\n") + "\n"
 
 
-__all__ = ["clip_from_dict", "clip_to_dict", "clips_to_toml"]
+__all__ = ["SAVED_META", "SUPPORTS_META", "clip_from_dict", "clip_to_dict", "clips_to_toml"]

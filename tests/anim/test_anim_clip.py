@@ -218,6 +218,12 @@ def test_dict_errors(fig2):
         anim.clip_from_dict(bad, fig2)
     with pytest.raises(ClipError, match="fps: must be a finite number"):
         anim.clip_from_dict({**d, "fps": "fast"}, fig2)
+    # the supports record Make feasible keeps with a clip (a JSON text or "floor")
+    kept = anim.clip_from_dict({**d, "supports": "floor"}, fig2)
+    assert kept.meta["supports"] == "floor" and anim.clip_to_dict(kept)["supports"] == "floor"
+    assert "supports" not in anim.clip_to_dict(anim.clip_from_dict(d, fig2))
+    with pytest.raises(ClipError, match="supports: must be a non-empty string"):
+        anim.clip_from_dict({**d, "supports": 3}, fig2)
     with pytest.raises(UnknownNameError, match="unknown DoF 'wing'"):
         anim.clip_from_dict({**d, "base": {"wing": 1.0}}, fig2)
     with pytest.raises(UnknownNameError, match="unknown site 'tail'"):

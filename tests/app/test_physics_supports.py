@@ -106,3 +106,11 @@ def test_make_feasible_keeps_the_supports_it_corrected_with(app):  # noqa: F811
                                                      supports=pm.clip_supports(added, m, 0.7)
                                                      ).feasible)
     assert not marks[50:].any()  # the held stretch is carried by the seat
+    # saved in a scene file and read back, the clip keeps the supports it was corrected with
+    import tomllib
+
+    from animik.anim import clip_from_dict, clips_to_toml
+
+    back = clip_from_dict(tomllib.loads(clips_to_toml([added]))["clips"][0], skel)
+    assert back.meta[pm.SUPPORTS_META] == added.meta[pm.SUPPORTS_META]
+    assert pm.clip_supports(back, m, 0.7).names == inferred.names

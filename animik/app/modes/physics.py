@@ -22,6 +22,7 @@ from typing import ClassVar
 import numpy as np
 
 from ...anim.clip import Clip
+from ...anim.serialize import SUPPORTS_META
 from ...dynamics.clip import check_clip
 from ...dynamics.contacts import ContactGeometryError
 from ...dynamics.correct import plant_and_correct
@@ -52,7 +53,6 @@ from .pose import timeline_keys
 
 NAME = "physics"
 #: ``Clip.meta`` key of the supports a clip was made feasible with (JSON, or ``"floor"``)
-SUPPORTS_META = "supports"
 PIN_WEIGHT = 10.0  # pins "hard-ish": the correction must not slide the feet
 # the corrective solve's null-space pull toward the constant-velocity prediction: the
 # redundant DoFs keep their motion instead of whipping (least acceleration)
