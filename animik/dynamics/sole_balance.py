@@ -108,6 +108,11 @@ class SoleBalanceOptions:
     reach: float = float("inf")
     swing_accel: float = 30.0
     settle_free: bool = False
+    leg_hold: float = 0.02
+    land_accel: float = 15.0
+    step_gain: float = 1.0
+    step_max: float = 0.25
+    settle_track: bool = True
 
     def checked(self) -> SoleBalanceOptions:
         for name in ("dcm_gain", "com_z_hz", "sole_hz", "w_sole", "ridge", "length",
