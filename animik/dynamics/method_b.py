@@ -130,8 +130,8 @@ def _balance_pins(filt: DynamicsFilter, bal: SoleBalanceOptions, support: np.nda
                   x: np.ndarray, W: np.ndarray, q: np.ndarray,
                   v: np.ndarray, c_ref: np.ndarray, cd_ref: np.ndarray, cdd_ref: np.ndarray,
                   k_s: float, mass: float, g: float, stay: np.ndarray | None = None,
-                  landing: np.ndarray | None = None, settling: bool = False
-                  ) -> tuple[dict[int, Pin], np.ndarray]:
+                  landing: np.ndarray | None = None, settling: bool = False,
+                  track: bool = False) -> tuple[dict[int, Pin], np.ndarray]:
     """The sole pins of the balance law (after ``filt.terms``): the support areas' joints
     moved so that their springs give the capture-point law's force (module sole_balance).
 
@@ -159,7 +159,7 @@ def _balance_pins(filt: DynamicsFilter, bal: SoleBalanceOptions, support: np.nda
         out = np.empty((len(pts), 2))
         goal = out[:_support.hull(np.ascontiguousarray(pts), out)]
     c, cd = momentum_of(filt, q, v)
-    if settling and bal.settle_track:
+    if settling and track:
         # the settle is not written and its wrench is the law's, not the springs': the COM is
         # brought onto the input's (ramped) path, so that the clip starts with the input's COM
         # state -- a walk's first frame moves at ~1 m/s, which one stance sole cannot give
@@ -184,7 +184,7 @@ def _balance_pins(filt: DynamicsFilter, bal: SoleBalanceOptions, support: np.nda
     K = sole_stiffness(x[sel] - o, sole, filt.pw[joints] - o, k_s, bal.length)
     Wo = np.concatenate([W[:3] - np.cross(o, W[3:]), W[3:]])
     Wd_o = np.concatenate([[0.0, 0.0, Wo[2]], F])  # the force through p; the free (yaw)
-    if not bal.vertical and not (settling and bal.settle_track):  # moment is left to the
+    if not bal.vertical and not (settling and track):  # moment is left to the
         # tangential springs; the
         # vertical force too while within vertical_band of the COM height law's: an unloaded
         # stance sole (the springs give nothing) is asked down, an overloaded one up
@@ -351,6 +351,10 @@ def method_b_clip(motion: Motion, options: FilterOptions | None = None,
         cdd_ref = rnea(skel, rq, rqd, rqdd).wrench[:, 3:] / mass + filt.g
         w_pin = bal.w_sole
         z_off = 0.0
+        # the settle tracks the input's COM path only for a clip that starts in motion (a
+        # walk); standing and the sway start near rest and settle as before (tracked, the
+        # sway's settle ended 3 frames infeasible)
+        track = bal.settle_track and float(np.hypot(*comd_ref[R, :2])) >= bal.settle_speed
     else:
         w_pin = sp_.w_pin
     step = bal.enabled and bal.step
@@ -420,7 +424,7 @@ def method_b_clip(motion: Motion, options: FilterOptions | None = None,
             if bal.enabled:  # (d) the balance law sets the sole pins (sole_balance 1-3)
                 if t < R:  # settling: the COM height is whatever the springs give (the input's
                     # soles need not lie flat on the floor), tracked from the clip's start on
-                    if not bal.settle_track or (t == 0 and sub == 0):  # tracked: the
+                    if not track or (t == 0 and sub == 0):  # tracked: the
                         # height the body starts at (lowered onto its springs) is held
                         z_off = momentum_of(filt, q, v)[0][2] - com_ref[t, 2]
                 cr = com_ref[t] + np.array([0.0, 0.0, z_off])
@@ -431,7 +435,8 @@ def method_b_clip(motion: Motion, options: FilterOptions | None = None,
                 fe[touching, :2] = -k_s * (x[touching, :2] - anchor[touching, :2])
                 We = np.concatenate([np.cross(x, fe).sum(axis=0), fe.sum(axis=0)])
                 pins, Wd = _balance_pins(filt, bal, rflags[t], x, We, q, v, cr, comd_ref[t],
-                                         cdd_ref[t], k_s, mass, g, stay, landing, t < R)
+                                         cdd_ref[t], k_s, mass, g, stay, landing, t < R,
+                                         track)
                 if t < R:  # settling (not written): the body is held by the law's wrench
                     # while the soles come flat and their springs take it over
                     W = Wd + (W - We)

@@ -105,7 +105,7 @@ class SoleBalanceOptions:
     w_swing: float = 30.0
     clearance: float = 0.005
     vertical_band: float = 0.3
-    reach: float = float("inf")
+    reach: float = 0.01
     swing_accel: float = 30.0
     settle_free: bool = False
     leg_hold: float = 0.02
@@ -113,6 +113,7 @@ class SoleBalanceOptions:
     step_gain: float = 1.0
     step_max: float = 0.25
     settle_track: bool = True
+    settle_speed: float = 0.3
 
     def checked(self) -> SoleBalanceOptions:
         for name in ("dcm_gain", "com_z_hz", "sole_hz", "w_sole", "ridge", "length",
