@@ -142,7 +142,12 @@ def _balance_pins(filt: DynamicsFilter, bal: SoleBalanceOptions, support: np.nda
     if not support.any():
         return {}, W
     cm = filt.contacts
-    near = x[:, 2] - filt.floor < bal.reach  # the points the springs can push through soon
+    # the points the springs can push through soon -- while the input has a foot off the floor
+    # (a walk's single support: its lifted heel counted, the law asked for a centre of
+    # pressure the springs could not give); with every foot down all points count (the
+    # retargeted sway fell at frame 61 with reach on its double support)
+    reach = bal.reach if not support.all() else np.inf
+    near = x[:, 2] - filt.floor < reach
 
     def hull(areas: np.ndarray) -> np.ndarray:
         on = areas[cm.point_area]
