@@ -281,8 +281,10 @@ def method_b_clip(motion: Motion, options: FilterOptions | None = None,
             on the sole pins' references; ``enabled=False``: the soles pinned where they land).
         trace: called after every simulated frame (settling frames too, ``frame < 0``) with
             ``{"frame", "q", "v", "W"}`` (the springs' wrench about the origin, ``(N, F)``),
-            ``"support"`` (the input's contact flags) and, with the balance law, ``"Wd"`` (its
-            wanted wrench): for diagnosing a fall (docs/dynamics.md 5c).
+            ``"support"`` (the input's contact flags), ``"load"`` (each contact area's spring
+            normal force, N), with the step-aware law ``"dxi"`` (the stepping rule's offset,
+            m) and, with the balance law, ``"Wd"`` (its wanted wrench): for diagnosing a fall
+            (docs/dynamics.md 5c).
 
     Returns:
         :class:`CorrectionResult` (``check`` is :func:`check_clip` of the output with contacts
@@ -358,7 +360,7 @@ def method_b_clip(motion: Motion, options: FilterOptions | None = None,
         z_off = 0.0
         # the settle tracks the input's COM path only for a clip that starts in motion (a
         # walk); standing and the sway start near rest and settle as before (tracked, the
-        # sway's settle ended 3 frames infeasible)
+        # sway was no longer simulated feasible)
         track = bal.settle_track and float(np.hypot(*comd_ref[R, :2])) >= bal.settle_speed
     else:
         w_pin = sp_.w_pin
