@@ -130,8 +130,8 @@ def _balance_pins(filt: DynamicsFilter, bal: SoleBalanceOptions, support: np.nda
                   x: np.ndarray, W: np.ndarray, q: np.ndarray,
                   v: np.ndarray, c_ref: np.ndarray, cd_ref: np.ndarray, cdd_ref: np.ndarray,
                   k_s: float, mass: float, g: float, stay: np.ndarray | None = None,
-                  landing: np.ndarray | None = None, settling: bool = False
-                  ) -> tuple[dict[int, Pin], np.ndarray]:
+                  landing: np.ndarray | None = None, settling: bool = False,
+                  track: bool = False) -> tuple[dict[int, Pin], np.ndarray]:
     """The sole pins of the balance law (after ``filt.terms``): the support areas' joints
     moved so that their springs give the capture-point law's force (module sole_balance).
 
@@ -142,7 +142,12 @@ def _balance_pins(filt: DynamicsFilter, bal: SoleBalanceOptions, support: np.nda
     if not support.any():
         return {}, W
     cm = filt.contacts
-    near = x[:, 2] - filt.floor < bal.reach  # the points the springs can push through soon
+    # the points the springs can push through soon -- while the input has a foot off the floor
+    # (a walk's single support: its lifted heel counted, the law asked for a centre of
+    # pressure the springs could not give); with every foot down all points count (the
+    # retargeted sway fell at frame 61 with reach on its double support)
+    reach = bal.reach if not support.all() else np.inf
+    near = x[:, 2] - filt.floor < reach
 
     def hull(areas: np.ndarray) -> np.ndarray:
         on = areas[cm.point_area]
@@ -159,8 +164,19 @@ def _balance_pins(filt: DynamicsFilter, bal: SoleBalanceOptions, support: np.nda
         out = np.empty((len(pts), 2))
         goal = out[:_support.hull(np.ascontiguousarray(pts), out)]
     c, cd = momentum_of(filt, q, v)
-    F, p = desired_force(c, cd, c_ref, cd_ref, cdd_ref, poly, filt.floor, g, mass, bal, goal,
-                         clamp=not (settling and bal.settle_free))
+    if settling and track:
+        # the settle is not written and its wrench is the law's, not the springs': the COM is
+        # brought onto the input's (ramped) path, so that the clip starts with the input's COM
+        # state -- a walk's first frame moves at ~1 m/s, which one stance sole cannot give
+        # the body within the ramp (measured: the capture point 25 cm behind the input's)
+        wz = 2.0 * np.pi * bal.com_z_hz
+        cdd = cdd_ref + wz * wz * (c_ref - c) + 2.0 * wz * (cd_ref - cd)
+        F = mass * (cdd + np.array([0.0, 0.0, g]))
+        F[2] = max(F[2], 0.1 * mass * g)
+        p = c[:2] - F[:2] * (c[2] - filt.floor) / F[2]
+    else:
+        F, p = desired_force(c, cd, c_ref, cd_ref, cdd_ref, poly, filt.floor, g, mass, bal,
+                             goal, clamp=not (settling and bal.settle_free))
     on = support[cm.point_area]
     sel = np.flatnonzero(on & near if (on & near).any() else on)
     areas = np.flatnonzero(support)
@@ -173,7 +189,8 @@ def _balance_pins(filt: DynamicsFilter, bal: SoleBalanceOptions, support: np.nda
     K = sole_stiffness(x[sel] - o, sole, filt.pw[joints] - o, k_s, bal.length)
     Wo = np.concatenate([W[:3] - np.cross(o, W[3:]), W[3:]])
     Wd_o = np.concatenate([[0.0, 0.0, Wo[2]], F])  # the force through p; the free (yaw)
-    if not bal.vertical:  # moment is left to the tangential springs; the
+    if not bal.vertical and not (settling and track):  # moment is left to the
+        # tangential springs; the
         # vertical force too while within vertical_band of the COM height law's: an unloaded
         # stance sole (the springs give nothing) is asked down, an overloaded one up
         Wd_o[5] = float(np.clip(Wo[5], (1.0 - bal.vertical_band) * F[2],
@@ -191,7 +208,8 @@ def _balance_pins(filt: DynamicsFilter, bal: SoleBalanceOptions, support: np.nda
 
 def _swing_rows(filt: DynamicsFilter, j: int, x_ref: np.ndarray, R_ref: np.ndarray,
                 v_ref: np.ndarray, a_ref: np.ndarray, hz: float,
-                max_accel: tuple[float, float] = (np.inf, np.inf)) -> tuple[np.ndarray, np.ndarray]:
+                max_accel: tuple[float, float] = (np.inf, np.inf),
+                gap: float = np.inf, land_accel: float = 0.0) -> tuple[np.ndarray, np.ndarray]:
     """Task-space rows of a swing foot (after ``filt.terms``): joint ``j`` tracks the input's
     pose ``x_ref, R_ref`` with its velocity and acceleration fed forward, PD at ``hz``
     (critically damped). Returns ``(J (6, n), r̈_ref − J̇ q̇ (6,))``."""
@@ -207,7 +225,36 @@ def _swing_rows(filt: DynamicsFilter, j: int, x_ref: np.ndarray, R_ref: np.ndarr
         nr = float(np.linalg.norm(r))
         if nr > lim:
             r *= lim / nr
+    # a descending foot ``gap`` (m) above its clearance brakes so as to stop there: the input's
+    # swing feet land at up to 1 m/s and the clipped PD overshot into the springs (measured:
+    # a toe 1.1 cm deep at the settle's end, 1.7-2 g, the body thrown off the floor)
+    vz = float(vp[2])
+    if land_accel > 0.0 and gap < 0.0:
+        # a lifting foot still in the floor (the input's toe-off pitches the toe below it):
+        # its lowest point is lifted out and its rotation let go until it clears -- tracked,
+        # the toe was driven into the springs (measured: 3,162 N under a swing foot, the body
+        # thrown into the air)
+        ref_v[2] = max(ref_v[2], kp * (-gap) - kd * vz - ap[2])
+        return np.vstack([Sv, 0.1 * Sw]), np.concatenate([ref_v, 0.1 * ref_w])
+    if land_accel > 0.0 and vz < 0.0:
+        need = vz * vz / (2.0 * max(gap, 1e-3)) - ap[2]
+        if vz * vz > 2.0 * land_accel * max(gap, 0.0):
+            ref_v[2] = max(ref_v[2], need)
     return np.vstack([Sv, Sw]), np.concatenate([ref_v, ref_w])
+
+
+def _leg_row(filt: DynamicsFilter, j: int, root: int, h_ref: float, hd_ref: float,
+             hz: float) -> tuple[np.ndarray, float]:
+    """The vertical row of a stance leg (after ``filt.terms``): the height of joint ``j`` over
+    the root joint, ``h = z_j − z_root``, tracks the input's ``h_ref`` (velocity ``hd_ref``),
+    PD at ``hz``. Returns ``(J (n,), ḧ_ref − J̇ q̇)``."""
+    _, Sv, _, vp, _, ap, _ = filt.link_motion(j)
+    _, Sr, _, vr, _, ar, _ = filt.link_motion(root)
+    wn = 2.0 * np.pi * hz
+    h = filt.pw[j, 2] - filt.pw[root, 2]
+    hd = vp[2] - vr[2]
+    ref = wn * wn * (h_ref - h) + 2.0 * wn * (hd_ref - hd) - (ap[2] - ar[2])
+    return Sv[2] - Sr[2], float(ref)
 
 
 def _schedule(rflags: np.ndarray) -> np.ndarray:
@@ -234,8 +281,10 @@ def method_b_clip(motion: Motion, options: FilterOptions | None = None,
             on the sole pins' references; ``enabled=False``: the soles pinned where they land).
         trace: called after every simulated frame (settling frames too, ``frame < 0``) with
             ``{"frame", "q", "v", "W"}`` (the springs' wrench about the origin, ``(N, F)``),
-            ``"support"`` (the input's contact flags) and, with the balance law, ``"Wd"`` (its
-            wanted wrench): for diagnosing a fall (docs/dynamics.md 5c).
+            ``"support"`` (the input's contact flags), ``"load"`` (each contact area's spring
+            normal force, N), with the step-aware law ``"dxi"`` (the stepping rule's offset,
+            m) and, with the balance law, ``"Wd"`` (its wanted wrench): for diagnosing a fall
+            (docs/dynamics.md 5c).
 
     Returns:
         :class:`CorrectionResult` (``check`` is :func:`check_clip` of the output with contacts
@@ -309,6 +358,10 @@ def method_b_clip(motion: Motion, options: FilterOptions | None = None,
         cdd_ref = rnea(skel, rq, rqd, rqdd).wrench[:, 3:] / mass + filt.g
         w_pin = bal.w_sole
         z_off = 0.0
+        # the settle tracks the input's COM path only for a clip that starts in motion (a
+        # walk); standing and the sway start near rest and settle as before (tracked, the
+        # sway was no longer simulated feasible)
+        track = bal.settle_track and float(np.hypot(*comd_ref[R, :2])) >= bal.settle_speed
     else:
         w_pin = sp_.w_pin
     step = bal.enabled and bal.step
@@ -323,11 +376,17 @@ def method_b_clip(motion: Motion, options: FilterOptions | None = None,
         sw_p[..., 2] += np.maximum(floor + bal.clearance - low, 0.0)
         ref_pts = ref_pts[..., :2]
         sw_R = fk.joint_rotations[:, filt.area_joint]
+        leg_z = (fk.joint_positions[:, filt.area_joint, 2]
+                 - fk.joint_positions[:, root, 2][:, None])
+        leg_vz = np.gradient(leg_z, 1.0 / motion.fps, axis=0)
         sw_v = np.gradient(sw_p, 1.0 / motion.fps, axis=0)
         sw_a = np.gradient(sw_v, 1.0 / motion.fps, axis=0)
         next_on = _schedule(rflags)
+        last_on = len(rflags) - 1 - _schedule(rflags[::-1])[::-1]  # last frame <= t in contact
+        last_on[last_on >= len(rflags)] = -1
         n_prev = int(round(bal.preview * motion.fps))
         n_lift = int(round(bal.lift_lead * motion.fps))
+    hold = step and bal.leg_hold > 0
     stay = landing = None
     for t in range(R + T):
         if t >= R:
@@ -338,7 +397,7 @@ def method_b_clip(motion: Motion, options: FilterOptions | None = None,
             soon = np.flatnonzero(~sup & (next_on[t] >= 0) & (next_on[t] - t <= n_prev))
             landing = (np.vstack([ref_pts[next_on[t, a], cm.point_area == a] for a in soon])
                        if len(soon) else np.zeros((0, 2)))
-        for _ in range(sp_.substeps):
+        for sub in range(sp_.substeps):
             filt.terms(q, v)
             # (d) pinned links: the input's contact feet, where they land
             for a in range(cm.n_areas if not bal.enabled else 0):
@@ -372,7 +431,9 @@ def method_b_clip(motion: Motion, options: FilterOptions | None = None,
             if bal.enabled:  # (d) the balance law sets the sole pins (sole_balance 1-3)
                 if t < R:  # settling: the COM height is whatever the springs give (the input's
                     # soles need not lie flat on the floor), tracked from the clip's start on
-                    z_off = momentum_of(filt, q, v)[0][2] - com_ref[t, 2]
+                    if not track or (t == 0 and sub == 0):  # tracked: the
+                        # height the body starts at (lowered onto its springs) is held
+                        z_off = momentum_of(filt, q, v)[0][2] - com_ref[t, 2]
                 cr = com_ref[t] + np.array([0.0, 0.0, z_off])
                 # the springs' elastic part: the sole PD then sets the wrench's response
                 # (the dampers would add a lag k_D / k_S to the loop)
@@ -381,7 +442,8 @@ def method_b_clip(motion: Motion, options: FilterOptions | None = None,
                 fe[touching, :2] = -k_s * (x[touching, :2] - anchor[touching, :2])
                 We = np.concatenate([np.cross(x, fe).sum(axis=0), fe.sum(axis=0)])
                 pins, Wd = _balance_pins(filt, bal, rflags[t], x, We, q, v, cr, comd_ref[t],
-                                         cdd_ref[t], k_s, mass, g, stay, landing, t < R)
+                                         cdd_ref[t], k_s, mass, g, stay, landing, t < R,
+                                         track)
                 if t < R:  # settling (not written): the body is held by the law's wrench
                     # while the soles come flat and their springs take it over
                     W = Wd + (W - We)
@@ -390,15 +452,46 @@ def method_b_clip(motion: Motion, options: FilterOptions | None = None,
             np.clip(qdd_ref, -opt.max_accel, opt.max_accel, out=qdd_ref)
             Hs = H.copy()
             gs = H @ qdd_ref
-            for pin in pins.values():
+            if hold:  # stance soles their springs do not load
+                load = np.bincount(cm.point_area, fn, minlength=cm.n_areas)
+                slack = rflags[t] & (load < bal.leg_hold * mass * g)
+            for a, pin in pins.items():
                 Jp, r, _ = filt.pin_rows(pin)
+                if hold and slack[a]:
+                    # the stance leg's vertical loop: an unloaded stance sole keeps the input's
+                    # leg height under the root (it falls with the body and lands) instead of
+                    # its world pin, whose damping of the sole's absolute velocity held it up
+                    # while the body fell freely (docs/dynamics.md 5c)
+                    Jp, r = Jp.copy(), r.copy()
+                    Jp[2], r[2] = _leg_row(filt, pin.joint, root, leg_z[t, a], leg_vz[t, a],
+                                           bal.sole_hz)
                 Hs += w_pin * (Jp.T @ Jp)
                 gs += w_pin * (Jp.T @ r)
-            if step:  # the swing feet land where the input lands them
+            if step:  # the swing feet land where the input lands them, moved by the
+                # capture point's offset from the input's (the stepping rule)
+                dxi = np.zeros(3)
+                if bal.step_gain > 0 and (~rflags[t]).any():
+                    c_, cd_ = momentum_of(filt, q, v)
+                    w0 = np.sqrt(g / max(c_[2] - floor, 0.05))
+                    dxi[:2] = bal.step_gain * ((c_[:2] - com_ref[t, :2])
+                                               + (cd_[:2] - comd_ref[t, :2]) / w0)
+                    nd = float(np.linalg.norm(dxi))
+                    if nd > bal.step_max:
+                        dxi *= bal.step_max / nd
                 for a in np.flatnonzero(~rflags[t]):
-                    Js, rs = _swing_rows(filt, int(filt.area_joint[a]), sw_p[t, a], sw_R[t, a],
+                    gap = float(x[cm.point_area == a, 2].min()) - floor - bal.clearance
+                    # the offset grows over the swing (lifted at last_on, landing at
+                    # next_on): applied at once it dragged a lifting toe through the floor
+                    t0a, t1a = last_on[t, a], next_on[t, a]
+                    ph = ((t + sub / sp_.substeps - t0a) / max(t1a - t0a, 1)
+                          if t0a >= 0 and t1a >= 0 else 1.0)
+                    ph = min(max(ph, 0.0), 1.0)
+                    Js, rs = _swing_rows(filt, int(filt.area_joint[a]),
+                                         sw_p[t, a] + dxi * ph * ph * (3.0 - 2.0 * ph),
+                                         sw_R[t, a],
                                          sw_v[t, a], sw_a[t, a], bal.swing_hz,
-                                         (bal.swing_accel, 10.0 * bal.swing_accel))
+                                         (bal.swing_accel, 10.0 * bal.swing_accel),
+                                         gap, bal.land_accel)
                     Hs += bal.w_swing * (Js.T @ Js)
                     gs += bal.w_swing * (Js.T @ rs)
             cf = sla.cho_factor(Hs, lower=True, check_finite=False)
@@ -416,6 +509,8 @@ def method_b_clip(motion: Motion, options: FilterOptions | None = None,
                     f"{sp_.max_deviation}); the springs cannot hold it (docs/dynamics.md 5c)")
         if trace is not None:
             trace({"frame": t - R, "q": q.copy(), "v": v.copy(), "W": W.copy(),
+                   "dxi": dxi.copy() if step else None,
+                   "load": np.bincount(cm.point_area, fn, minlength=cm.n_areas),
                    "support": rflags[t].copy(), "Wd": Wd.copy() if bal.enabled else None})
     result = Motion(skel, out, motion.fps, dict(motion.meta))
     seconds = time.perf_counter() - t0

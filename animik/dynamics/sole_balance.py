@@ -74,9 +74,10 @@ class SoleBalanceOptions:
         vertical_band: without ``vertical``, the springs' vertical force is left alone while
             within this fraction of the COM height law's ``F_z`` (outside it, it is pulled to
             the band's edge: an unloaded stance sole is asked down). ``inf``: never.
-        reach: only the support soles' points less than this above the floor (m) bound the
-            centre of pressure and enter the sole stiffness (``inf``: every point of a
-            support area, as the check's polygon does).
+        reach: while the input has a foot off the floor, only the support soles' points
+            less than this above the floor (m) bound the centre of pressure and enter the sole
+            stiffness (with every foot down, and with ``inf``, every point of a support area
+            counts, as the check's polygon does).
         swing_accel: a swing foot's reference acceleration is clipped to this (m/s²; its
             angular one to 10× in rad/s²).
         settle_free: while method B settles (the first frame held, not written), the law's
@@ -84,6 +85,21 @@ class SoleBalanceOptions:
             the goal ``ref_margin`` inside it even when the clip starts at its edge.
         clearance: a swing foot's target keeps its lowest sole point this far above the
             floor (m).
+        leg_hold: the stance leg's vertical loop: a support sole whose springs carry less
+            than this fraction of the weight tracks the input's height of its foot joint
+            under the root (the leg's length) instead of its world pin, so that it falls
+            with the body and lands (0: off).
+        land_accel: a descending swing foot brakes (``v²/(2 gap)``) once stopping at its
+            clearance needs more than this (m/s²), and one still in the floor is lifted out
+            with its rotation let go (0: off).
+        step_gain: the stepping rule: a swing foot's target is moved by this times the
+            simulated capture point's offset from the input's (ramped in over the swing, at
+            most ``step_max`` m): the foot lands where the body's capture point needs it.
+        step_max: the stepping rule's largest offset (m).
+        settle_track: for a clip whose first frame moves at ``settle_speed`` (m/s) or more
+            (a walk), the settle brings the COM onto the input's (ramped) path with the law's
+            held wrench, vertical included, so the clip starts with the input's COM state.
+        settle_speed: see ``settle_track``.
     """
 
     enabled: bool = True
@@ -105,9 +121,15 @@ class SoleBalanceOptions:
     w_swing: float = 30.0
     clearance: float = 0.005
     vertical_band: float = 0.3
-    reach: float = float("inf")
+    reach: float = 0.01
     swing_accel: float = 30.0
     settle_free: bool = False
+    leg_hold: float = 0.02
+    land_accel: float = 15.0
+    step_gain: float = 1.0
+    step_max: float = 0.25
+    settle_track: bool = True
+    settle_speed: float = 0.3
 
     def checked(self) -> SoleBalanceOptions:
         for name in ("dcm_gain", "com_z_hz", "sole_hz", "w_sole", "ridge", "length",
@@ -116,7 +138,8 @@ class SoleBalanceOptions:
             if not (np.isfinite(v) and v > 0):
                 raise FeasibilityError(f"{name} must be a positive number, got {v!r}")
         for name in ("margin", "ref_margin", "preview", "lift_lead", "clearance",
-                     "vertical_band"):
+                     "vertical_band", "leg_hold", "land_accel", "step_gain", "step_max",
+                     "settle_speed"):
             v = getattr(self, name)
             if not (np.isfinite(v) and v >= 0):
                 raise FeasibilityError(f"{name} must be >= 0 m, got {v!r}")

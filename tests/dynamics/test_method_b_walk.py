@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
+from conftest import SHARED_BVH, needs_shared
 
 import animik
 from animik.dynamics import check_clip
@@ -107,3 +108,102 @@ def test_swing_rows_against_finite_differences():
     jdot_qd = (jq(h) - jq(-h)) / (2 * h)
     lin = -jdot_qd[:3] - 2 * wn * v[:3]
     assert np.allclose(r[:3], lin, atol=1e-4 * np.abs(lin).max())
+
+
+def test_leg_row_against_finite_differences():
+    """The stance leg's vertical row (the joint's height over the root): ``J`` against central
+    differences of forward kinematics, and the bias so that at the reference height with the
+    reference velocity the row asks ``ḧ = 0``."""
+    from animik.dynamics.filter import DynamicsFilter
+    from animik.dynamics.method_b import _leg_row
+    from animik.kinematics import forward_kinematics
+    skel = animik.load_rig("body95")
+    rng = np.random.default_rng(7)
+    q = skel.rest_q + 0.2 * rng.normal(size=skel.n_dof)
+    qd = rng.normal(size=skel.n_dof)
+    filt = DynamicsFilter(skel)
+    j = int(filt.area_joint[1])
+    root = int(np.flatnonzero(skel.parents < 0)[0])
+    filt.terms(q, qd)
+    h0 = filt.pw[j, 2] - filt.pw[root, 2]
+    Jl, _ = _leg_row(filt, j, root, h0, 0.0, 15.0)
+    step = 1e-6
+    for k in rng.choice(skel.n_dof, 12, replace=False):
+        e = np.zeros(skel.n_dof)
+        e[k] = step
+        fp, fm = forward_kinematics(skel, q + e), forward_kinematics(skel, q - e)
+        dh = ((fp.joint_positions[j, 2] - fp.joint_positions[root, 2])
+              - (fm.joint_positions[j, 2] - fm.joint_positions[root, 2])) / (2 * step)
+        assert Jl[k] == pytest.approx(dh, abs=1e-6)
+    hd = float(Jl @ qd)
+
+    def jq(s):
+        filt.terms(q + s * qd, qd)
+        return _leg_row(filt, j, root, h0, 0.0, 15.0)[0] @ qd
+
+    jdot_qd = (jq(step) - jq(-step)) / (2 * step)
+    filt.terms(q, qd)
+    _, r = _leg_row(filt, j, root, h0, hd, 15.0)  # on the reference: ḧ = J q̈ + J̇ q̇ = 0
+    assert r == pytest.approx(-jdot_qd, rel=1e-4, abs=1e-6)
+
+
+class _Stop(Exception):
+    pass
+
+
+@needs_shared
+def test_walk_starts_in_step():
+    """Method B on the Bandai walk retargeted onto body95, up to the clip's first frame: the
+    settle (not written) brings the body onto the input's COM path, so the clip starts with
+    the input's COM velocity, 1.05 m/s along -y (main's settle ended with the body moving
+    +1.03 m/s, backwards: its law's goal, the input's capture point clamped into the stance
+    sole, is behind a walk's COM -- docs/dynamics.md 5c)."""
+    from animik.dynamics.clip import clip_states
+    from animik.dynamics.inverse import momentum
+    from animik.io.bvh import read_bvh
+    from animik.retarget import retarget
+
+    src = read_bvh(SHARED_BVH / "bandai_namco" / "dataset-1_walk_normal_001.bvh")
+    m = retarget(src, animik.load_rig("body95"))
+    skel = m.skeleton
+    seen = []
+
+    def trace(d):
+        seen.append(d)
+        if d["frame"] >= 0:
+            raise _Stop
+
+    with pytest.raises(_Stop):
+        method_b_clip(m, trace=trace)
+    first = seen[-1]
+    sim = momentum(skel, first["q"][None], first["v"][None]).com_velocity[0]
+    ref = clip_states(skel, m.q, m.fps)
+    inp = momentum(skel, ref.q[:1], ref.qd[:1]).com_velocity[0]
+    # m/s; measured 0.01 apart (main: 2.1)
+    assert np.linalg.norm(sim[:2] - inp[:2]) < 0.15
+
+
+def test_swing_foot_brakes_before_the_floor_and_lifts_out_of_it():
+    """A swing foot descending at 1 m/s with its lowest point 2 cm above its clearance asks
+    at least the deceleration that stops it there, ``v²/(2 gap)`` = 25 m/s² up (the clipped
+    PD alone overshot 1.1 cm into the springs); one still in the floor asks up."""
+    from animik.dynamics.filter import DynamicsFilter
+    from animik.dynamics.method_b import _swing_rows
+    skel = animik.load_rig("body95")
+    filt = DynamicsFilter(skel)
+    j = int(filt.area_joint[0])
+    qd = np.zeros(skel.n_dof)
+    filt.terms(skel.rest_q, qd)
+    Jv = filt.link_motion(j)[1]
+    qd = np.linalg.lstsq(Jv, np.array([0.0, 0.0, -1.0]), rcond=None)[0]  # foot down 1 m/s
+    filt.terms(skel.rest_q, qd)
+    x, R = filt.pw[j].copy(), filt.Rw[j].copy()
+    ap = filt.link_motion(j)[5]
+    v_ref = np.array([0.0, 0.0, -1.0])
+    _, free = _swing_rows(filt, j, x, R, v_ref, np.zeros(3), 8.0, (30.0, 300.0))
+    _, braked = _swing_rows(filt, j, x, R, v_ref, np.zeros(3), 8.0, (30.0, 300.0), 0.02, 15.0)
+    assert free[2] + ap[2] == pytest.approx(0.0, abs=1e-6)  # on its (descending) reference
+    assert braked[2] + ap[2] == pytest.approx(1.0 / (2 * 0.02))
+    _, out = _swing_rows(filt, j, x, R, np.zeros(3), np.zeros(3), 8.0, (30.0, 300.0), -0.01,
+                         15.0)
+    assert out[2] + ap[2] > 0.0
