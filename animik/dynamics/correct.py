@@ -55,6 +55,7 @@ from ._savgol import savgol_matrix, window_frames
 from .clip import ClipFeasibility, check_clip
 from .contacts import ContactModel, contact_model_for_clip
 from .filter import DynamicsFilter, FilterOptions, _area_skate, terms_batch, wrench_batch
+from .opspace import _axes_and_mass
 from .smoothness import correction_jitter, root_slides, trunk_dofs
 from .supports import SupportSet
 from .zmp import FeasibilityError
@@ -161,6 +162,10 @@ def _modes_batch(Aw: np.ndarray, S: np.ndarray, root_slides: np.ndarray, upper: 
 # Plant passes with the hip strategy (docs/dynamics.md 5i): they do not lower the infeasible
 # count monotonically (the pirouette: 256, 462, 354, 72, 487), so all run and the best is kept.
 HIP_PASSES = 5
+
+# s: the hip passes lower the pelvis over a hover (feet a few cm above the floor, no flight)
+# eased in and out over this (plant_contacts' ground_hover; docs/dynamics.md 5i, "Hovers").
+HOVER_EASE = 0.5
 
 # Weight (m^-2, as w_pos) of a round's correction's part the check's Savitzky-Golay fit removes:
 # 1e3 brings the SFU walk's root jitter from 8.8 to 0.8 mm RMS (docs/dynamics.md 5h); 1e4 leaves
@@ -599,10 +604,12 @@ def _plant_passes(motion: Motion, opt: FilterOptions, passes: int, cm: ContactMo
         # frames the correction left without contact (freezing the corrected clip's first
         # frames again adds a kink the check reads as a pull: 02_01, 2 -> 8 frames)
         pl = plant_contacts(cur, cm, mu=opt.mu, window=opt.window, supports=supports,
-                            **({} if k == 0 else {"transient": 0.0}))
+                            **({} if k == 0 or hip else {"transient": 0.0}),
+                            **({"ground_hover": HOVER_EASE} if hip else {}))
         plants.append(pl)
-        if hip:
-            pl.motion = hip_shift(pl.motion, cm, opt.mu, opt.window, supports=supports).motion
+        if hip:  # the pelvis's offset bounded against the input, not added up over passes
+            pl.motion = hip_shift(pl.motion, cm, opt.mu, opt.window, supports=supports,
+                                  base=_root_xy(pl.motion) - _root_xy(motion)).motion
         res = _rounds(pl.motion, opt, 30, 1.0, 0.1, 0.5, 0.3, 1e2, cm, 4, w_smooth,
                       supports=supports)
         bad = ~res.check.feasible
@@ -616,3 +623,10 @@ def _plant_passes(motion: Motion, opt: FilterOptions, passes: int, cm: ContactMo
             break
         cur = res.motion  # again from here: re-planted if needed, a fresh correction otherwise
     return best, plants
+
+
+def _root_xy(motion: Motion) -> np.ndarray:
+    """``(T, 2)`` m, the root's horizontal slides (world x, y)."""
+    sl = root_slides(motion.skeleton)
+    Sr = _axes_and_mass(motion.skeleton, motion.q[0])[2][sl, 3:]
+    return (motion.q[:, sl] @ Sr)[:, :2]
