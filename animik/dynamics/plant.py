@@ -22,6 +22,12 @@ method A's correction (:mod:`animik.dynamics.correct`) such frames get a support
     velocity 0; one quick slide or leap is not sustained) -- the root is shifted by minus
     its horizontal velocity (integrated, smoothed) and lowered by its height above the floor,
     so the support stands still on the floor; the rest of the clip keeps its shape;
+(c1) **hovers** (only with ``ground_hover``, the hover passes of
+    :func:`animik.dynamics.correct.plant_and_correct`): a run of such frames at least 0.25 s
+    long with its support a few cm above the floor has the pelvis lowered by the support's
+    height, constant over the run and eased in and out over ``ground_hover`` s, the feet near
+    the floor kept where they are; the held foot then catches up with the input's at
+    ``hold_speed`` instead of replaying its steps slowed (docs/dynamics.md 5i, "Hovers");
 (d) **hold the foot**: the support area's sole points follow the input's foot slowed to
     ``hold_speed`` (so the detector sees a stance) and lowered onto the floor, blended in and
     out over ``blend`` seconds, by a damped Gauss-Newton IK on the leg's DoFs only (root,
