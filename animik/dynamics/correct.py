@@ -56,6 +56,7 @@ from .clip import ClipFeasibility, check_clip
 from .cone_rows import cone_rows
 from .contacts import ContactModel, contact_model_for_clip
 from .filter import DynamicsFilter, FilterOptions, _area_skate, terms_batch, wrench_batch
+from .opspace import _axes_and_mass
 from .smoothness import correction_jitter, root_slides, trunk_dofs
 from .supports import SupportSet
 from .zmp import FeasibilityError
@@ -169,6 +170,10 @@ def _modes_batch(Aw: np.ndarray, S: np.ndarray, root_slides: np.ndarray, upper: 
 # Plant passes with the hip strategy (docs/dynamics.md 5i): they do not lower the infeasible
 # count monotonically (the pirouette: 256, 462, 354, 72, 487), so all run and the best is kept.
 HIP_PASSES = 5
+
+# s: the hip passes lower the pelvis over a hover (feet a few cm above the floor, no flight)
+# eased in and out over this (plant_contacts' ground_hover; docs/dynamics.md 5i, "Hovers").
+HOVER_EASE = 0.5
 
 # Weight (m^-2, as w_pos) of a round's correction's part the check's Savitzky-Golay fit removes:
 # 1e3 brings the SFU walk's root jitter from 8.8 to 0.8 mm RMS (docs/dynamics.md 5h); 1e4 leaves
@@ -586,7 +591,9 @@ def plant_and_correct(motion: Motion, options: FilterOptions | None = None, pass
     infeasible frames) is kept. The passes run with the smoothness weight ``w_smooth``
     (:func:`correct_clip`); when they leave infeasible frames they are run again with the hip
     strategy (:mod:`animik.dynamics.hip_shift`: each planted clip's pelvis moved over its
-    support, the feet held), then without the smoothness weight, and the best result is kept.
+    support, the feet held), then once more with the hovers grounded slowly and the hip offset
+    bounded against the input (docs/dynamics.md 5i, "Hovers"), then without the smoothness
+    weight, and the best result is kept.
 
     Returns:
         ``(CorrectionResult, [PlantResult per pass])``; the result's ``input_check`` is the
@@ -601,6 +608,11 @@ def plant_and_correct(motion: Motion, options: FilterOptions | None = None, pass
         other = _plant_passes(motion, opt, HIP_PASSES, cm, w_smooth, supports, hip=True)
         if _better(best, other[0]) is other[0]:
             best, plants = other
+    if not best.check.feasible.all():  # then with the hovers grounded (5i, "Hovers")
+        other = _plant_passes(motion, opt, HIP_PASSES, cm, w_smooth, supports, hip=True,
+                              hover=True)
+        if _better(best, other[0]) is other[0]:
+            best, plants = other
     if w_smooth > 0 and not best.check.feasible.all():
         other = _plant_passes(motion, opt, passes, cm, 0.0, supports)
         if _better(best, other[0]) is other[0]:
@@ -611,9 +623,12 @@ def plant_and_correct(motion: Motion, options: FilterOptions | None = None, pass
 
 
 def _plant_passes(motion: Motion, opt: FilterOptions, passes: int, cm: ContactModel,
-                  w_smooth: float, supports: SupportSet | None = None, hip: bool = False):
+                  w_smooth: float, supports: SupportSet | None = None, hip: bool = False,
+                  hover: bool = False):
     """:func:`plant_and_correct`'s passes with one smoothness weight (no fallback); ``hip``:
-    the planted clip's pelvis moved over the support first (:mod:`.hip_shift`)."""
+    the planted clip's pelvis moved over the support first (:mod:`.hip_shift`); ``hover``
+    (with ``hip``): the plant step grounds hovers slowly (``ground_hover``), the pelvis's
+    offset is bounded against ``motion`` across passes, the start transient held each pass."""
     from .hip_shift import hip_shift
     from .plant import plant_contacts
 
@@ -623,10 +638,13 @@ def _plant_passes(motion: Motion, opt: FilterOptions, passes: int, cm: ContactMo
         # frames the correction left without contact (freezing the corrected clip's first
         # frames again adds a kink the check reads as a pull: 02_01, 2 -> 8 frames)
         pl = plant_contacts(cur, cm, mu=opt.mu, window=opt.window, supports=supports,
-                            **({} if k == 0 else {"transient": 0.0}))
+                            **({} if k == 0 or hover else {"transient": 0.0}),
+                            **({"ground_hover": HOVER_EASE} if hover else {}))
         plants.append(pl)
-        if hip:
-            pl.motion = hip_shift(pl.motion, cm, opt.mu, opt.window, supports=supports).motion
+        if hip:  # with hover: the offset bounded against the input, not added up over passes
+            base = _root_xy(pl.motion) - _root_xy(motion) if hover else None
+            pl.motion = hip_shift(pl.motion, cm, opt.mu, opt.window, supports=supports,
+                                  base=base).motion
         res = _rounds(pl.motion, opt, 30, 1.0, 0.1, 0.5, 0.3, 1e2, cm, 4, w_smooth,
                       supports=supports)
         bad = ~res.check.feasible
@@ -640,3 +658,10 @@ def _plant_passes(motion: Motion, opt: FilterOptions, passes: int, cm: ContactMo
             break
         cur = res.motion  # again from here: re-planted if needed, a fresh correction otherwise
     return best, plants
+
+
+def _root_xy(motion: Motion) -> np.ndarray:
+    """``(T, 2)`` m, the root's horizontal slides (world x, y)."""
+    sl = root_slides(motion.skeleton)
+    Sr = _axes_and_mass(motion.skeleton, motion.q[0])[2][sl, 3:]
+    return (motion.q[:, sl] @ Sr)[:, :2]

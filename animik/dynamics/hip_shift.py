@@ -143,6 +143,14 @@ def _rate_limit(o: np.ndarray, lim: float) -> np.ndarray:
     return o
 
 
+def _cap(o: np.ndarray, max_offset: float, base: np.ndarray | None = None) -> np.ndarray:
+    """``o (T, 2)`` such that ``|base + o| <= max_offset`` (``base`` 0 when ``None``)."""
+    b = np.zeros_like(o) if base is None else base
+    tot = b + o
+    nrm = np.hypot(tot[:, 0], tot[:, 1])
+    return tot * np.minimum(1.0, max_offset / np.maximum(nrm, 1e-12))[:, None] - b
+
+
 def apply_hip_offset(motion: Motion, contacts: ContactModel, offset: np.ndarray,
                      held: np.ndarray, reference_weight: float = 1e-4, iterations: int = 20
                      ) -> Motion:
@@ -187,7 +195,8 @@ def hip_shift(motion: Motion, contacts: ContactModel | None = None, mu: float = 
               max_offset: float = 0.3, max_speed: float = 0.5, blend: float = 0.1,
               iterations: int = 4, reach_tol: float = 2e-3, reach_steps: int = 6,
               release_height: float = 0.07, supports: SupportSet | None = None,
-              check: ClipFeasibility | None = None) -> HipShiftResult:
+              check: ClipFeasibility | None = None,
+              base: np.ndarray | None = None) -> HipShiftResult:
     """Move the pelvis so that the static centre of mass is over the support (module docstring).
 
     Args:
@@ -206,6 +215,9 @@ def hip_shift(motion: Motion, contacts: ContactModel | None = None, mu: float = 
             no contact (the detector's release height).
         supports: supports off the floor: frames where one is active are not pushed.
         check: the check of ``motion`` if already computed.
+        base: ``(T, 2)`` m, how far the pelvis already is from the clip it came from (earlier
+            passes' offsets and corrections): ``max_offset`` bounds ``base + offset``, so
+            repeated passes do not add up (an offset beyond it is pulled back toward it).
 
     Returns:
         :class:`HipShiftResult`.
@@ -239,8 +251,7 @@ def hip_shift(motion: Motion, contacts: ContactModel | None = None, mu: float = 
         offset = offset + smooth_triangle(push, n_s)
         for _ in range(reach_steps):
             o = offset * smooth_triangle(reach[:, None], n_s)
-            nrm = np.hypot(o[:, 0], o[:, 1])
-            o *= np.minimum(1.0, max_offset / np.maximum(nrm, 1e-12))[:, None]
+            o = _cap(o, max_offset, base)
             o = _rate_limit(o, max_speed / fps)
             cur = apply_hip_offset(motion, cm, o, held)
             # (e) a leg cannot follow a pelvis moved beyond its reach (a straight stance leg,

@@ -22,6 +22,12 @@ method A's correction (:mod:`animik.dynamics.correct`) such frames get a support
     velocity 0; one quick slide or leap is not sustained) -- the root is shifted by minus
     its horizontal velocity (integrated, smoothed) and lowered by its height above the floor,
     so the support stands still on the floor; the rest of the clip keeps its shape;
+(c1) **hovers** (only with ``ground_hover``, the hover passes of
+    :func:`animik.dynamics.correct.plant_and_correct`): a run of such frames at least 0.25 s
+    long with its support a few cm above the floor has the pelvis lowered by the support's
+    height, constant over the run and eased in and out over ``ground_hover`` s, the feet near
+    the floor kept where they are; the held foot then catches up with the input's at
+    ``hold_speed`` instead of replaying its steps slowed (docs/dynamics.md 5i, "Hovers");
 (d) **hold the foot**: the support area's sole points follow the input's foot slowed to
     ``hold_speed`` (so the detector sees a stance) and lowered onto the floor, blended in and
     out over ``blend`` seconds, by a damped Gauss-Newton IK on the leg's DoFs only (root,
@@ -46,6 +52,7 @@ from ._runs import dilate, smooth_triangle, true_runs
 from .clip import check_clip
 from .contacts import ContactModel, contact_model_for_clip
 from .opspace import _axes_and_mass
+from .smoothness import root_slides
 from .supports import SupportSet
 from .treadmill import OvergroundResult, to_overground
 
@@ -143,7 +150,8 @@ def plant_contacts(motion: Motion, contacts: ContactModel | None = None, mu: flo
                    hold_speed: float = 0.15, transient: float = 0.25,
                    slide_speed: float = 0.2, relocate_min: float = 1.0,
                    carry_fraction: float = 0.8, near_height: float = 0.04,
-                   supports: SupportSet | None = None) -> PlantResult:
+                   supports: SupportSet | None = None, ground_hover: float = 0.0,
+                   hover_min: float = 0.25, hover_height: float = 0.2) -> PlantResult:
     """Give every infeasible frame without a contact a planted support (module docstring).
 
     Args:
@@ -174,6 +182,11 @@ def plant_contacts(motion: Motion, contacts: ContactModel | None = None, mu: flo
             detector's entry speed is 0.35 m/s).
         supports: contacts off the floor (:mod:`animik.dynamics.supports`), used by the check;
             frames where one is active are never planted on the floor.
+        ground_hover: s, (c1) a hover -- a run of frames without contact at least
+            ``hover_min`` s long whose support is at most ``hover_height`` above the floor --
+            has the pelvis lowered by its support's height over the whole run, eased in and
+            out over this many seconds (0: off, the default).
+        hover_min, hover_height: see ``ground_hover``.
 
     Returns:
         :class:`PlantResult`.
@@ -302,6 +315,21 @@ def plant_contacts(motion: Motion, contacts: ContactModel | None = None, mu: flo
         Sr = _axes_and_mass(skel, q[0])[2][slides, 3:]
         q[:, slides] += np.linalg.solve(Sr.T, shift.T).T
         pts = cm.points(skel, q)
+    # (c1) a hover (feet a few cm above the floor for a while, the body held up: the check
+    # wants a ballistic body there): the pelvis eased down by the support's height over the
+    # whole run, so the hold (d) below only bends the legs a little; slow, so the check sees
+    # a small vertical acceleration (docs/dynamics.md 5i, "Hovers")
+    drop = np.zeros(T)
+    if ground_hover > 0:
+        drop = hover_drop(need, sup, low - clearance, fps, ground_hover, hover_min,
+                          hover_height)
+        if drop.any():
+            slides = root_slides(skel)
+            Sr = _axes_and_mass(skel, q[0])[2][slides, 3:]
+            d3 = np.zeros((T, 3))
+            d3[:, 2] = -drop
+            q[:, slides] += np.linalg.solve(Sr.T, d3.T).T
+            shift += d3
     # (d) every stance (detected or planted) of an area, held; a stance whose polygon misses
     # the ZMP of most of its frames is moved toward it (the support where the wrench needs it)
     support = ic | planted
@@ -350,7 +378,13 @@ def plant_contacts(motion: Motion, contacts: ContactModel | None = None, mu: flo
                 lim = hold_speed / fps
                 step *= np.minimum(1.0, lim / np.maximum(ns, 1e-12))[:, None]
                 c = np.repeat(c_in[:1], e - s, 0)
-                c[1:, :2] += np.cumsum(step, axis=0)
+                if ground_hover > 0:  # (c1) the held foot catches up with the input's
+                    for t in range(1, e - s):  # at ``hold_speed`` (it does not stay behind)
+                        d = c_in[t, :2] - c[t - 1, :2]
+                        nd = float(np.hypot(d[0], d[1]))
+                        c[t, :2] = c[t - 1, :2] + d * min(1.0, lim / max(nd, 1e-12))
+                else:
+                    c[1:, :2] += np.cumsum(step, axis=0)
                 X = Xin - c_in[:, None] + c[:, None]
                 X[..., 2] -= X[:, :, 2].min(axis=1, keepdims=True) - floor - clearance
             else:  # the input's own stance, moved
@@ -367,6 +401,16 @@ def plant_contacts(motion: Motion, contacts: ContactModel | None = None, mu: flo
                 if w > weight[t, a]:
                     weight[t, a] = w
                     target[t, P_a] = (1 - w) * pts[t, P_a] + w * Xt
+    if drop.any():
+        # the other frames the pelvis was lowered on: a foot on or near the floor stays where
+        # it was (the knee bends), a free foot goes down with the pelvis but not through the
+        # floor (its lowest point stops ``clearance`` above it)
+        for a in range(A):
+            P_a = cm.point_area == a
+            ts = np.flatnonzero((drop > 0) & (weight[:, a] == 0))
+            down = np.minimum(drop[ts], np.maximum(low[ts, a] - clearance, 0.0))
+            target[ts[:, None], np.flatnonzero(P_a)[None], 2] -= down[:, None]
+            weight[ts, a] = 1.0
     weight[np.broadcast_to(rest, weight.shape)] = 0.0  # nor eased into there
     for a in range(A):
         P_a, joints, dofs = area_leg(skel, cm, a)
@@ -378,3 +422,44 @@ def plant_contacts(motion: Motion, contacts: ContactModel | None = None, mu: flo
     return PlantResult(Motion(skel, q, fps, dict(motion.meta)), planted, shift + tm.shift,
                        n_need, frozen, carried, tm)
 
+
+
+def hover_drop(need: np.ndarray, sup: np.ndarray, height: np.ndarray, fps: float, ease: float,
+               min_duration: float = 0.25, max_height: float = 0.2,
+               percentile: float = 90.0) -> np.ndarray:
+    """How far the pelvis is lowered over each hover (plant step (c1)), per frame.
+
+    A hover is a run of ``need`` frames (no contact, infeasible) at least ``min_duration`` s
+    long whose support (``sup``, the area chosen by (b)) is on median at most ``max_height``
+    above the floor. Over the run the drop is constant -- the ``percentile`` of the support's
+    height there (a leg can bend to reach a floor that came nearer; a straight leg cannot
+    reach one that stayed further down) -- so it adds no acceleration inside the run; it eases
+    in and out over ``ease`` s before and after (smoothstep: vertical acceleration at most
+    ``6 drop / ease^2``). Overlapping ramps take the larger drop.
+
+    Args:
+        need: ``(T,)`` bool, frames to plant. sup: ``(T,)`` int, their support area (-1: none).
+        height: ``(T, A)`` m, each area's lowest point above where it is to be held.
+        fps: frames per second. ease: s. min_duration: s. max_height: m. percentile: of the
+            support's height over the run.
+
+    Returns:
+        ``(T,)`` m, >= 0.
+    """
+    T = need.shape[0]
+    drop = np.zeros(T)
+    n_e = max(1, int(round(ease * fps)))
+    t = np.arange(T)
+    for s, e in true_runs(need & (sup >= 0)):
+        if e - s < min_duration * fps:
+            continue
+        h = height[np.arange(s, e), sup[s:e]]
+        if np.median(h) > max_height:  # a body held up far from the floor: not a hover
+            continue
+        d = max(float(np.percentile(h, percentile)), 0.0)
+        if d <= 0.0:
+            continue
+        # 1 over the run, a smoothstep to 0 over n_e frames either side
+        u = np.clip(np.minimum(t - (s - n_e), (e - 1 + n_e) - t) / n_e, 0.0, 1.0)
+        drop = np.maximum(drop, d * u * u * (3.0 - 2.0 * u))
+    return drop
