@@ -227,6 +227,15 @@ class BalanceFilter:
         """The last (up to two) output poses, oldest first."""
         return tuple(self._hist)
 
+    def snapshot(self) -> tuple[tuple[np.ndarray, ...], tuple[np.ndarray, ...]]:
+        """The filter's state (its last two outputs and their centres of mass), for
+        :meth:`restore`: a caller that tries a step and wants it undone."""
+        return tuple(self._hist), tuple(self._chist)
+
+    def restore(self, snap: tuple[tuple[np.ndarray, ...], tuple[np.ndarray, ...]]) -> None:
+        """Go back to a :meth:`snapshot` (the steps since are forgotten)."""
+        self._hist, self._chist = list(snap[0]), list(snap[1])
+
     def push(self, q: np.ndarray, c: np.ndarray | None = None) -> None:
         """Record an output pose (its COM ``c`` if known); :meth:`step` does this."""
         q = np.array(q, dtype=float)

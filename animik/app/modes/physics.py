@@ -370,7 +370,15 @@ class PhysicsMode(Mode):
         physics_of(state).frame_time = ui.frame_time
         t0 = time.perf_counter()
         try:  # (b) check, (c) correct
+            snap = filt.snapshot()
             st = filt.step(q_ref, ui.frame_time, _solve_com(state, ui, held))
+            if held is not None and not st.feasible:
+                # the held DoF is the user's wish, feasibility is the mode's promise: at the
+                # balance limit (met a frame before the solve's COM slack stops the gizmo) the
+                # frame is corrected again with the DoF free, and the gizmo stops there
+                filt.restore(snap)
+                st = filt.step(q_ref, ui.frame_time, _solve_com(state, ui, None))
+                _stop_goal(state, ui, held[0], float(st.q[held[0]]))
         except USER_ERRORS as e:
             ui.error = f"Physics mode stopped: {describe(e)}"
             state.error(ui.error)
