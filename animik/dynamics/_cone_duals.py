@@ -11,7 +11,7 @@ from __future__ import annotations
 import numba as nb
 import numpy as np
 
-from ._cone_lp import _column, _solve_frame
+from ._cone_lp import _basis_system, _solve_frame
 
 
 @nb.njit(cache=True, nogil=True)
@@ -40,16 +40,8 @@ def cone_duals_batch(cols, ub, w, resid, y, ok):
                 y[b, k] = np.nan
             continue
         ok[b] = True
-        for k in range(6):
-            rhs[k] = w[b, k]
-        for j in range(n):
-            if at_up[j] and is_basic[j] < 0:
-                for k in range(6):
-                    rhs[k] -= ub[b, j] * cols[b, j, k]
+        _basis_system(b, n, cols, ub, w, basis, at_up, is_basic, a, bm, rhs)
         for i in range(6):
-            _column(basis[i], n, cols, b, a)
-            for k in range(6):
-                bm[k, i] = a[k]
             cb[i] = 1.0 if basis[i] >= n else 0.0
         x = np.linalg.solve(bm, rhs)
         tot = 0.0

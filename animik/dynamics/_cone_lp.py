@@ -178,6 +178,23 @@ def _solve_frame(b, cols, ub, w, basis, at_up, is_basic, binv, xb, a, alpha, y):
 
 
 @nb.njit(**_JIT)
+def _basis_system(b, n, cols, ub, w, basis, at_up, is_basic, a, bm, rhs):
+    """The optimal vertex of programme ``b`` afresh: ``bm x_B = rhs`` with ``bm (6, 6)`` the
+    basic columns and ``rhs (6,)`` = w - the columns at their upper bounds (written in place;
+    ``a (6,)`` scratch)."""
+    for k in range(6):
+        rhs[k] = w[b, k]
+    for j in range(n):
+        if at_up[j] and is_basic[j] < 0:
+            for k in range(6):
+                rhs[k] -= ub[b, j] * cols[b, j, k]
+    for i in range(6):
+        _column(basis[i], n, cols, b, a)
+        for k in range(6):
+            bm[k, i] = a[k]
+
+
+@nb.njit(**_JIT)
 def cone_lp_batch(cols, ub, w, resid, slack, ok):
     """Solve every frame's programme (module docstring).
 
@@ -210,17 +227,7 @@ def cone_lp_batch(cols, ub, w, resid, slack, ok):
                 slack[b, k] = np.nan
             continue
         ok[b] = True
-        # the vertex afresh: B x_B = w - sum of the columns at their upper bounds
-        for k in range(6):
-            rhs[k] = w[b, k]
-        for j in range(n):
-            if at_up[j] and is_basic[j] < 0:
-                for k in range(6):
-                    rhs[k] -= ub[b, j] * cols[b, j, k]
-        for i in range(6):
-            _column(basis[i], n, cols, b, a)
-            for k in range(6):
-                bm[k, i] = a[k]
+        _basis_system(b, n, cols, ub, w, basis, at_up, is_basic, a, bm, rhs)
         x = np.linalg.solve(bm, rhs)
         tot = 0.0
         for k in range(6):

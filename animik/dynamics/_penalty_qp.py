@@ -36,29 +36,6 @@ import scipy.sparse as sp
 
 
 @nb.njit(cache=True, nogil=True)
-def _gram_band(lo, rows, theta, ab):
-    """``ab += G' diag(theta) G`` in lower banded storage, ``G``'s row ``i`` being ``rows[i]``
-    placed at column ``lo[i]``. Diagonal by diagonal, so the inner loop runs along ``ab``'s
-    contiguous rows."""
-    m, L = rows.shape
-    nd = min(L, ab.shape[0])
-    tg = np.empty(L)
-    for i in range(m):
-        th = theta[i]
-        if th == 0.0:
-            continue
-        o = lo[i]
-        g = rows[i]
-        for c in range(L):
-            tg[c] = th * g[c]
-        for d in range(nd):
-            out = ab[d, o:o + L - d]
-            gd = tg[d:]
-            for c in range(L - d):
-                out[c] += gd[c] * g[c]
-
-
-@nb.njit(cache=True, nogil=True)
 def _gram_band_t(lo, rows, theta, abt):
     """``abt += (G' diag(theta) G)`` in transposed lower banded storage, ``abt[j, i - j] =
     H[i, j]`` (``(n, u + 1)``, C order: ``abt.T`` is LAPACK's Fortran-ordered lower band, so
@@ -179,9 +156,9 @@ class BandRows:
 
     def gram_banded(self, theta: np.ndarray, u: int) -> np.ndarray:
         """``G' diag(theta) G`` in lower banded storage ``(u + 1, n)`` (``u >= L - 1``)."""
-        ab = np.zeros((u + 1, self.n))
-        _gram_band(self.lo, self.rows, np.ascontiguousarray(theta, dtype=float), ab)
-        return ab
+        abt = np.zeros((self.n, u + 1))
+        self.gram_into(theta, abt)
+        return abt.T
 
     def gram_into(self, theta: np.ndarray, abt: np.ndarray) -> None:
         """``abt += G' diag(theta) G`` in transposed lower banded storage ``(n, u + 1)``

@@ -17,10 +17,10 @@ from animik.dynamics.contacts import contact_model_for_clip
 DT = 1 / 60
 
 
-def test_marks_and_overlay_of_a_seated_clip(app):  # noqa: F811
-    st = app.state
+def _add_seated_clip(st, T: int, fps: float):
+    """body95 standing, then raised 0.3 m from 1 s to 1.3 s and held there (a body on a
+    seat), added to the document as its current clip."""
     skel = st.doc.skeleton
-    T, fps = 150, 30.0
     q = np.tile(skel.rest_q, (T, 1))
     z = contact_model_for_clip(skel, q[:1]).points(skel, q[:1])[..., 2].min()
     r = np.clip((np.arange(T) / fps - 1.0) / 0.3, 0.0, 1.0)
@@ -28,6 +28,13 @@ def test_marks_and_overlay_of_a_seated_clip(app):  # noqa: F811
     clip = clip_from_poses(skel, np.arange(T) / fps, q, name="seated", fps=fps,
                            interpolation="linear")
     set_doc(st, st.doc.replace(clips=(*st.doc.clips, clip), clip=len(st.doc.clips)))
+    return clip
+
+
+def test_marks_and_overlay_of_a_seated_clip(app):  # noqa: F811
+    st = app.state
+    T, fps = 150, 30.0
+    _add_seated_clip(st, T, fps)
     physics_of(st).show = True
     marks = pm.infeasible_frames(st)
     # the held stretch (from frame 50) is carried by the inferred seat, holds and foot rests;
@@ -77,13 +84,7 @@ def test_make_feasible_keeps_the_supports_it_corrected_with(app):  # noqa: F811
     st = app.state
     skel = st.doc.skeleton
     T, fps = 150, 30.0
-    q = np.tile(skel.rest_q, (T, 1))
-    z = contact_model_for_clip(skel, q[:1]).points(skel, q[:1])[..., 2].min()
-    r = np.clip((np.arange(T) / fps - 1.0) / 0.3, 0.0, 1.0)
-    q[:, skel.dof_index("pelvis_tz")] += 0.3 * (3 * r ** 2 - 2 * r ** 3) - z
-    clip = clip_from_poses(skel, np.arange(T) / fps, q, name="seated", fps=fps,
-                           interpolation="linear")
-    set_doc(st, st.doc.replace(clips=(*st.doc.clips, clip), clip=len(st.doc.clips)))
+    clip = _add_seated_clip(st, T, fps)
     physics_of(st).show = True
     inferred = pm.clip_supports(clip, clip.to_motion(), physics_of(st).mu)
     assert inferred is not None and len(inferred) == 5

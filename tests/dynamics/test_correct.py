@@ -31,16 +31,14 @@ def test_savgol_operator_is_the_checks_derivative():
         assert np.abs(D @ q - ref).max() < 1e-9 * max(1.0, np.abs(ref).max())
 
 
-def test_root_slide_velocity_changes_no_wrench():
-    """Galilean invariance, which lets the filter skip the d W / d qd columns of the root's
-    slides: a uniform world velocity added to every body (the root's slides, which act before
-    its rotations) leaves the root wrench of every state unchanged."""
+def _random_states_and_slide_modes(skel, seed: int, N: int):
+    """``N`` random states of ``skel`` near its rest pose, the filter's wrench terms there and
+    the root's slide modes: ``(q, qd, qdd, filter, W, S, slide DoFs, modes E)``."""
     from animik.dynamics.correct import _modes_batch
     from animik.dynamics.filter import DynamicsFilter, terms_batch
 
-    skel = animik.load_rig("body95")
-    rng = np.random.default_rng(2)
-    N, n = 6, skel.n_dof
+    rng = np.random.default_rng(seed)
+    n = skel.n_dof
     q = skel.rest_q + 0.2 * rng.normal(size=(N, n))
     qd, qdd = rng.normal(size=(N, n)), rng.normal(size=(N, n))
     filt = DynamicsFilter(skel)
@@ -49,6 +47,17 @@ def test_root_slide_velocity_changes_no_wrench():
     rd = np.array(list(skel.joint_dofs(root)))
     slides = rd[skel.dof_type[rd] == 1]
     E = _modes_batch(Aw, S, slides, np.zeros(0, dtype=np.int64), skel.total_mass)
+    return q, qd, qdd, filt, W, S, slides, E
+
+
+def test_root_slide_velocity_changes_no_wrench():
+    """Galilean invariance, which lets the filter skip the d W / d qd columns of the root's
+    slides: a uniform world velocity added to every body (the root's slides, which act before
+    its rotations) leaves the root wrench of every state unchanged."""
+    from animik.dynamics.filter import terms_batch
+
+    skel = animik.load_rig("body95")
+    q, qd, qdd, filt, W, S, slides, E = _random_states_and_slide_modes(skel, seed=2, N=6)
     for j in range(3):
         v = 1.5 * E[:, :, j]  # 1.5 m/s along world axis j
         assert np.abs(np.linalg.norm(np.einsum("tnk,tn->tk", S[:, :, 3:], v), axis=1)
@@ -64,8 +73,6 @@ def test_root_slide_position_moves_the_moment_by_delta_cross_f(rig):
     filter's exact d W / d q of the vertical slide mode, against central differences of the
     RNEA wrench (checked against MuJoCo and pinocchio), which are exact up to rounding for a
     dependence that is linear in ``delta``."""
-    from animik.dynamics.correct import _modes_batch
-    from animik.dynamics.filter import DynamicsFilter, terms_batch
     from animik.dynamics.inverse import rnea
 
     if rig == "sfu":  # a raw BVH skeleton (Z-up after reading, masses from its bones)
@@ -73,16 +80,8 @@ def test_root_slide_position_moves_the_moment_by_delta_cross_f(rig):
         skel = read_bvh(str(SFU)).skeleton
     else:
         skel = animik.load_rig(rig)
-    rng = np.random.default_rng(3)
-    N, n = 5, skel.n_dof
-    q = skel.rest_q + 0.2 * rng.normal(size=(N, n))
-    qd, qdd = rng.normal(size=(N, n)), rng.normal(size=(N, n))
-    filt = DynamicsFilter(skel)
-    W, Aw, S = terms_batch(filt, q, qd, qdd, full=True)
-    root = int(np.flatnonzero(skel.parents < 0)[0])
-    rd = np.array(list(skel.joint_dofs(root)))
-    slides = rd[skel.dof_type[rd] == 1]
-    E = _modes_batch(Aw, S, slides, np.zeros(0, dtype=np.int64), skel.total_mass)
+    N = 5
+    q, qd, qdd, _, W, S, slides, E = _random_states_and_slide_modes(skel, seed=3, N=N)
     h = 1e-2
     for j in range(3):
         delta = np.einsum("fsa,fs->fa", S[:, slides, 3:], E[:, slides, j])
