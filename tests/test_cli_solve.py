@@ -65,28 +65,32 @@ def test_solve_end_to_end(tmp_path, capsys):
 
 def test_solve_start_up_is_never_negative(tmp_path, capsys, monkeypatch):
     # Kernels already loaded in this process: the warm solve can time slower than the first
-    # (CI once printed "start-up -0 ms"). Here the warm (second) solve is made 50 ms slower.
+    # (CI once printed "start-up -0 ms"). The process is warmed by one run first (this test
+    # may be a worker's first to solve), then the warm (second) solve is made 0.5 s slower:
+    # far more than loading a warm rig and its targets.
     import time
 
     import animik.commands.solve as solve_cmd
 
+    skel, p, r = _fig2_targets()
+    tgt = _write(tmp_path / "t.json", {"targets": {"r_hand": {"position": p.tolist()}}})
+    assert main(["solve", "fig2", "--targets", tgt, "--solver", "dls"]) == 0
+    capsys.readouterr()
     calls = []
     real = solve_cmd.solve_ik
 
     def slow_second(*a, **k):
         calls.append(1)
         if len(calls) == 2:
-            time.sleep(0.05)
+            time.sleep(0.5)
         return real(*a, **k)
 
     monkeypatch.setattr(solve_cmd, "solve_ik", slow_second)
-    skel, p, r = _fig2_targets()
-    tgt = _write(tmp_path / "t.json", {"targets": {"r_hand": {"position": p.tolist()}}})
     assert main(["solve", "fig2", "--targets", tgt, "--solver", "dls"]) == 0
     text = capsys.readouterr().out
     m = re.search(r"solve ([0-9.]+) ms, start-up ([0-9.]+) ms", text)
     assert m is not None, text
-    assert float(m.group(1)) >= 50 and float(m.group(2)) == 0.0
+    assert float(m.group(1)) >= 500 and float(m.group(2)) == 0.0
 
 
 def test_solve_quaternion_targets_partial_q0_and_tolerance(tmp_path, capsys):
