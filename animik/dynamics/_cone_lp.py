@@ -12,7 +12,9 @@ bound without entering the basis). The slack basis (``s+_i`` or ``s-_i`` by the 
 ``w_i``) is feasible, so there is no phase 1; the objective is bounded below by 0, so there is
 no unbounded ray. At the optimum the basic values are recomputed from a fresh solve with the
 final basis (no drift from the product updates): the residual is the exact value of a vertex,
-as HiGHS's (equal to ~1e-15 on louise.bvh's frames and random programmes, tests).
+as HiGHS's (equal to ~1e-15 on louise.bvh's frames and random programmes, tests). The same
+solve gives the equality duals at the optimal basis (:func:`cone_duals_batch`, for
+:mod:`animik.dynamics.cone_rows`).
 """
 
 from __future__ import annotations
@@ -195,6 +197,63 @@ def _basis_system(b, n, cols, ub, w, basis, at_up, is_basic, a, bm, rhs):
 
 
 @nb.njit(**_JIT)
+def _cone_batch(cols, ub, w, resid, slack, y, ok, want_slack, want_duals):
+    """Every frame's programme by the simplex; at its optimal basis the residual ``resid``,
+    when ``want_slack`` the slack ``s+ - s-`` into ``slack``, when ``want_duals`` the equality
+    duals ``y = B^-T c_B`` into ``y`` (``c_B`` = 1 for a basic slack, 0 for a basic contact
+    weight: the gradient ``dr/dw`` while that basis stays optimal, a subgradient at a kink).
+    Frames the simplex did not finish get ``ok`` False and NaN."""
+    B, n = cols.shape[0], cols.shape[1]
+    N = n + 12
+    basis = np.empty(6, np.int64)
+    at_up = np.zeros(N, np.bool_)
+    is_basic = np.empty(N, np.int64)
+    binv = np.empty((6, 6))
+    xb = np.empty(6)
+    a = np.empty(6)
+    alpha = np.empty(6)
+    yy = np.empty(6)
+    bm = np.empty((6, 6))
+    rhs = np.empty(6)
+    cb = np.empty(6)
+    for b in range(B):
+        it = _solve_frame(b, cols, ub, w, basis, at_up, is_basic, binv, xb, a, alpha, yy)
+        if it < 0:
+            ok[b] = False
+            resid[b] = np.nan
+            for k in range(6):
+                if want_slack:
+                    slack[b, k] = np.nan
+                if want_duals:
+                    y[b, k] = np.nan
+            continue
+        ok[b] = True
+        _basis_system(b, n, cols, ub, w, basis, at_up, is_basic, a, bm, rhs)
+        x = np.linalg.solve(bm, rhs)
+        tot = 0.0
+        if want_slack:
+            for k in range(6):
+                slack[b, k] = 0.0
+        for i in range(6):
+            jb = basis[i]
+            if jb >= n:
+                v = x[i] if x[i] > 0.0 else 0.0
+                tot += v
+                if want_slack:
+                    if jb < n + 6:
+                        slack[b, jb - n] += v
+                    else:
+                        slack[b, jb - n - 6] -= v
+        resid[b] = tot
+        if want_duals:
+            for i in range(6):
+                cb[i] = 1.0 if basis[i] >= n else 0.0
+            yv = np.linalg.solve(bm.T.copy(), cb)
+            for k in range(6):
+                y[b, k] = yv[k]
+
+
+@nb.njit(**_JIT)
 def cone_lp_batch(cols, ub, w, resid, slack, ok):
     """Solve every frame's programme (module docstring).
 
@@ -206,42 +265,15 @@ def cone_lp_batch(cols, ub, w, resid, slack, ok):
         slack: ``(B, 6)`` out, ``s+ - s-`` at the optimum (what no contact can give).
         ok: ``(B,)`` out, False where the simplex did not finish (re-solve elsewhere).
     """
-    B, n = cols.shape[0], cols.shape[1]
-    N = n + 12
-    basis = np.empty(6, np.int64)
-    at_up = np.zeros(N, np.bool_)
-    is_basic = np.empty(N, np.int64)
-    binv = np.empty((6, 6))
-    xb = np.empty(6)
-    a = np.empty(6)
-    alpha = np.empty(6)
-    y = np.empty(6)
-    bm = np.empty((6, 6))
-    rhs = np.empty(6)
-    for b in range(B):
-        it = _solve_frame(b, cols, ub, w, basis, at_up, is_basic, binv, xb, a, alpha, y)
-        if it < 0:
-            ok[b] = False
-            resid[b] = np.nan
-            for k in range(6):
-                slack[b, k] = np.nan
-            continue
-        ok[b] = True
-        _basis_system(b, n, cols, ub, w, basis, at_up, is_basic, a, bm, rhs)
-        x = np.linalg.solve(bm, rhs)
-        tot = 0.0
-        for k in range(6):
-            slack[b, k] = 0.0
-        for i in range(6):
-            jb = basis[i]
-            if jb >= n:
-                v = x[i] if x[i] > 0.0 else 0.0
-                tot += v
-                if jb < n + 6:
-                    slack[b, jb - n] += v
-                else:
-                    slack[b, jb - n - 6] -= v
-        resid[b] = tot
+    _cone_batch(cols, ub, w, resid, slack, np.empty((0, 6)), ok, True, False)
+
+
+@nb.njit(**_JIT)
+def cone_duals_batch(cols, ub, w, resid, y, ok):
+    """Every frame's residual ``resid (B,)`` and equality duals ``y (B, 6)`` (the residual's
+    gradient in the wrench, :mod:`animik.dynamics.cone_rows`); ``ok (B,)`` False where the
+    simplex did not finish (the caller re-solves those by HiGHS)."""
+    _cone_batch(cols, ub, w, resid, np.empty((0, 6)), y, ok, False, True)
 
 
 @nb.njit(**_JIT)

@@ -145,10 +145,10 @@ def cone_duals(cols: np.ndarray, ub: np.ndarray, w_ref: np.ndarray, chunk: int =
 
 def cone_duals_fast(cols: np.ndarray, ub: np.ndarray, w_ref: np.ndarray
                     ) -> tuple[np.ndarray, np.ndarray]:
-    """:func:`cone_duals` by the numba simplex (:mod:`._cone_duals`; HiGHS for a programme it
+    """:func:`cone_duals` by the numba simplex (:mod:`._cone_lp`; HiGHS for a programme it
     does not finish). Where the optimum is degenerate the duals may differ from HiGHS's: both
     are subgradients of the residual."""
-    from ._cone_duals import cone_duals_batch
+    from ._cone_lp import cone_duals_batch
 
     B = cols.shape[0]
     resid, y = np.empty(B), np.empty((B, 6))
