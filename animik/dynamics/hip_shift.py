@@ -152,8 +152,8 @@ def _cap(o: np.ndarray, max_offset: float, base: np.ndarray | None = None) -> np
 
 
 def apply_hip_offset(motion: Motion, contacts: ContactModel, offset: np.ndarray,
-                     held: np.ndarray, reference_weight: float = 1e-4, iterations: int = 20
-                     ) -> Motion:
+                     held: np.ndarray, reference_weight: float = 1e-4, iterations: int = 20,
+                     previous: tuple[np.ndarray, Motion] | None = None) -> Motion:
     """The pelvis slid by ``offset`` with each area's sole points held (c).
 
     Args:
@@ -163,6 +163,10 @@ def apply_hip_offset(motion: Motion, contacts: ContactModel, offset: np.ndarray,
             them with the pelvis.
         reference_weight: m^2/rad^2, pull of the leg IK toward the input's leg angles.
         iterations: Gauss-Newton iterations per frame.
+        previous: ``(offset, shifted clip)`` of an earlier call with the same ``motion``,
+            ``held`` and settings: frames whose offset is bit-equal to that call's are copied
+            from it (each frame's leg IK depends on its own frame only, so the result is
+            bit-identical to solving them again); only the changed frames are solved.
 
     Returns:
         The shifted clip.
@@ -176,7 +180,12 @@ def apply_hip_offset(motion: Motion, contacts: ContactModel, offset: np.ndarray,
     d3[:, :2] = offset
     q = q0.copy()
     q[:, slides] += np.linalg.solve(Sr.T, d3.T).T
-    moved = np.flatnonzero(np.abs(offset).max(axis=1) > 0)
+    moved = np.abs(offset).max(axis=1) > 0
+    if previous is not None:  # unchanged frames: the earlier call's poses, bit for bit
+        same = (offset == previous[0]).all(axis=1) & moved
+        q[same] = previous[1].q[same]
+        moved &= ~same
+    moved = np.flatnonzero(moved)
     if not len(moved):
         return Motion(skel, q, motion.fps, dict(motion.meta))
     pts = contacts.points(skel, q0)
@@ -247,13 +256,15 @@ def hip_shift(motion: Motion, contacts: ContactModel | None = None, mu: float = 
     offset = np.zeros((T, 2))
     reach = np.ones(T)  # the share of the offset the held legs can follow, per frame
     cur = motion
+    last = None  # (offset, clip) of the last leg solve: its unchanged frames are reused
     for _ in range(iterations):
         offset = offset + smooth_triangle(push, n_s)
         for _ in range(reach_steps):
             o = offset * smooth_triangle(reach[:, None], n_s)
             o = _cap(o, max_offset, base)
             o = _rate_limit(o, max_speed / fps)
-            cur = apply_hip_offset(motion, cm, o, held)
+            cur = apply_hip_offset(motion, cm, o, held, previous=last)
+            last = (o, cur)
             # (e) a leg cannot follow a pelvis moved beyond its reach (a straight stance leg,
             # a foot the plant step put 10 cm lower): the offset is scaled back there
             err = _held_error(cm.points(skel, cur.q), pts0, held, o, cm.point_area)
