@@ -596,7 +596,7 @@ def plant_and_correct(motion: Motion, options: FilterOptions | None = None, pass
     result is kept (fewest infeasible frames, the earlier tier on a tie).
 
     The tiers' passes are scheduled (:func:`_run_tiers`, docs/dynamics.md 6h): the plain tier's
-    first :data:`PLAIN_FIRST` passes run alone, then the plain, hip and hover tiers take turns,
+    first :data:`PLAIN_FIRST` passes run alone, then the hip, hover and plain tiers take turns,
     a tier whose last pass did not lower its own best waiting while another still does, and the
     first pass that leaves no infeasible frame ends the filter. Each tier's passes are the
     ones it runs alone (a tier starts from ``motion`` and depends on nothing another tier
@@ -637,11 +637,12 @@ def _run_tiers(tiers: list[_Tier]):
     frame or all are done (docs/dynamics.md 6h).
 
     ``tiers[0]`` runs its first :data:`PLAIN_FIRST` passes alone; then the tiers take turns
-    (one pass each, in order), skipping a tier whose last pass did not lower its own best while
-    another tier's did (it runs again when none does). A tier's passes do not depend on the
-    others, so each ends where it would alone; a tier that reaches 0 infeasible frames wins.
-    When none does, every tier has run all its passes and the result is the one with the fewest
-    infeasible frames, the earlier tier on a tie (a tier's earlier pass within it).
+    (one pass each, in order, starting with ``tiers[1]``), skipping a tier whose last pass did
+    not lower its own best while another tier's did (it runs again when none does). A tier's
+    passes do not depend on the others, so each ends where it would alone; a tier that
+    reaches 0 infeasible frames wins. When none does, every tier has run all its passes and
+    the result is the one with the fewest infeasible frames, the earlier tier on a tie (a
+    tier's earlier pass within it).
 
     Returns:
         ``(CorrectionResult, [PlantResult per pass of the winning tier])``.
@@ -649,7 +650,7 @@ def _run_tiers(tiers: list[_Tier]):
     lead = tiers[0]
     while not lead.done and lead.k < PLAIN_FIRST:
         lead.step()
-    turn = 0
+    turn = 1  # the plain tier has had its passes: the fallback tiers go first
     while not any(t.solved for t in tiers):
         live = [t for t in tiers if not t.done]
         if not live:
