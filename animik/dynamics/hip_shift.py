@@ -40,6 +40,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+import numba as nb
 import numpy as np
 
 from ..motion import Motion
@@ -135,12 +136,22 @@ def _held_error(pts: np.ndarray, pts0: np.ndarray, held: np.ndarray, offset: np.
 
 def _rate_limit(o: np.ndarray, lim: float) -> np.ndarray:
     """``o (T, 2)`` changed by at most ``lim`` per frame, forward then backward."""
-    o = o.copy()
-    for t in range(1, len(o)):
-        o[t] = o[t - 1] + np.clip(o[t] - o[t - 1], -lim, lim)
-    for t in range(len(o) - 2, -1, -1):
-        o[t] = o[t + 1] + np.clip(o[t] - o[t + 1], -lim, lim)
+    o = np.array(o, dtype=float)
+    _rate_limit_kernel(o, float(lim))
     return o
+
+
+@nb.njit(cache=True, nogil=True)
+def _rate_limit_kernel(o, lim):
+    """In place: each step clipped to ``[-lim, lim]``, forward then backward (the same
+    arithmetic as ``np.clip`` per element: one difference, one clip, one sum)."""
+    T, d = o.shape
+    for t in range(1, T):
+        for i in range(d):
+            o[t, i] = o[t - 1, i] + min(max(o[t, i] - o[t - 1, i], -lim), lim)
+    for t in range(T - 2, -1, -1):
+        for i in range(d):
+            o[t, i] = o[t + 1, i] + min(max(o[t, i] - o[t + 1, i], -lim), lim)
 
 
 def _cap(o: np.ndarray, max_offset: float, base: np.ndarray | None = None) -> np.ndarray:
@@ -264,10 +275,17 @@ def hip_shift(motion: Motion, contacts: ContactModel | None = None, mu: float = 
             o = _cap(o, max_offset, base)
             o = _rate_limit(o, max_speed / fps)
             cur = apply_hip_offset(motion, cm, o, held, previous=last)
+            # the sole points of the frames the solve changed (the others' are the last ones)
+            if last is None:
+                pts = cm.points(skel, cur.q)
+            else:
+                new = np.flatnonzero((o != last[0]).any(axis=1))
+                pts = pts.copy()
+                pts[new] = cm.points(skel, cur.q[new])
             last = (o, cur)
             # (e) a leg cannot follow a pelvis moved beyond its reach (a straight stance leg,
             # a foot the plant step put 10 cm lower): the offset is scaled back there
-            err = _held_error(cm.points(skel, cur.q), pts0, held, o, cm.point_area)
+            err = _held_error(pts, pts0, held, o, cm.point_area)
             far = err > reach_tol
             if not far.any():
                 break
