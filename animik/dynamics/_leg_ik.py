@@ -14,18 +14,74 @@ from __future__ import annotations
 import numba as nb
 import numpy as np
 
-from .._kernels import fk_one
+from .._kernels import _rot_mul
 from ..kinematics import kernel_args
 from ..skeleton import Skeleton
 
 
 @nb.njit(cache=True, nogil=True)
+def _fk_joints(q, sel, parents, offsets, rest_rots, dof_start, dof_type, dof_axis, Rw, pw, wax,
+               wpt):
+    """:func:`animik._kernels.fk_one` on the joints ``sel`` only (increasing, closed under
+    parents): a leg's points need their chain, not the whole body (body95: ~6 of 52 joints).
+    The arithmetic per joint is ``fk_one``'s, so the values are bit-identical to it."""
+    R = np.empty((3, 3))
+    tmp = np.empty((3, 3))
+    t = np.empty(3)
+    for i in range(sel.shape[0]):
+        j = sel[i]
+        p = parents[j]
+        o = offsets[j]
+        rr = rest_rots[j]
+        if p < 0:
+            for a in range(3):
+                t[a] = o[a]
+                for b in range(3):
+                    R[a, b] = rr[a, b]
+        else:
+            Rp = Rw[p]
+            for a in range(3):
+                t[a] = pw[p, a] + Rp[a, 0] * o[0] + Rp[a, 1] * o[1] + Rp[a, 2] * o[2]
+                for b in range(3):
+                    R[a, b] = Rp[a, 0] * rr[0, b] + Rp[a, 1] * rr[1, b] + Rp[a, 2] * rr[2, b]
+        for k in range(dof_start[j], dof_start[j + 1]):
+            ax = dof_axis[k]
+            w0 = R[0, 0] * ax[0] + R[0, 1] * ax[1] + R[0, 2] * ax[2]
+            w1 = R[1, 0] * ax[0] + R[1, 1] * ax[1] + R[1, 2] * ax[2]
+            w2 = R[2, 0] * ax[0] + R[2, 1] * ax[1] + R[2, 2] * ax[2]
+            wax[k, 0] = w0
+            wax[k, 1] = w1
+            wax[k, 2] = w2
+            if dof_type[k] == 0:
+                wpt[k, 0] = t[0]
+                wpt[k, 1] = t[1]
+                wpt[k, 2] = t[2]
+                _rot_mul(R, ax, q[k], tmp)
+                for a in range(3):
+                    for b in range(3):
+                        R[a, b] = tmp[a, b]
+            else:
+                t[0] += w0 * q[k]
+                t[1] += w1 * q[k]
+                t[2] += w2 * q[k]
+                wpt[k, 0] = t[0]
+                wpt[k, 1] = t[1]
+                wpt[k, 2] = t[2]
+        for a in range(3):
+            pw[j, a] = t[a]
+            for b in range(3):
+                Rw[j, a, b] = R[a, b]
+
+
+@nb.njit(cache=True, nogil=True)
 def hold_batch(q0, X, dofs, joints, local, chain, lam, iterations, max_step, tol,
-               parents, offsets, rest_rots, dof_start, dof_type, dof_axis, out):
+               parents, offsets, rest_rots, dof_start, dof_type, dof_axis, out, sel):
     """Damped Gauss-Newton per frame: ``q0 (B, n)``, targets ``X (B, P, 3)`` -> ``out (B, n)``.
 
     ``dofs (m,)`` are the DoFs moved, ``joints (P,)`` / ``local (P, 3)`` the points (m, joint
-    frame), ``chain (P, m)`` whether DoF ``dofs[i]`` moves point ``p``.
+    frame), ``chain (P, m)`` whether DoF ``dofs[i]`` moves point ``p``; ``sel`` the points'
+    joints and their ancestors in increasing order (the only joints the forward kinematics
+    evaluates, :func:`_fk_joints`).
     """
     B, n = q0.shape
     P = joints.shape[0]
@@ -43,8 +99,8 @@ def hold_batch(q0, X, dofs, joints, local, chain, lam, iterations, max_step, tol
     for b in range(B):
         q = q0[b].copy()
         for _ in range(iterations):
-            fk_one(q, parents, offsets, rest_rots, dof_start, dof_type, dof_axis, Rw, pw, wax,
-                   wpt)
+            _fk_joints(q, sel, parents, offsets, rest_rots, dof_start, dof_type, dof_axis,
+                       Rw, pw, wax, wpt)
             rmax = 0.0
             for p in range(P):
                 j = joints[p]
@@ -140,7 +196,8 @@ def hold_points(skel: Skeleton, q0: np.ndarray, dofs: np.ndarray, joints: np.nda
     joints = np.ascontiguousarray(joints, dtype=np.int64)
     chain = np.ascontiguousarray(skel.joint_ancestor_mask[joints][:, skel.dof_joint[dofs]])
     par, off, rr, ds, dt, dax = kernel_args(skel)[:6]
+    sel = np.flatnonzero(skel.joint_ancestor_mask[joints].any(axis=0)).astype(np.int64)
     hold_batch(q0, np.ascontiguousarray(X, dtype=float), dofs, joints,
                np.ascontiguousarray(local, dtype=float), chain, float(lam), int(iterations),
-               float(max_step), float(tol), par, off, rr, ds, dt, dax, out)
+               float(max_step), float(tol), par, off, rr, ds, dt, dax, out, sel)
     return out

@@ -41,7 +41,7 @@ no small correction gives; they are reported.
 from __future__ import annotations
 
 import time
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 import numpy as np
 import scipy.sparse as sp
@@ -589,11 +589,19 @@ def plant_and_correct(motion: Motion, options: FilterOptions | None = None, pass
     frame stays infeasible (the correction's root shift can lift a held foot again; a fresh
     correction from the last one reaches further than its trust region). The best pass (fewest
     infeasible frames) is kept. The passes run with the smoothness weight ``w_smooth``
-    (:func:`correct_clip`); when they leave infeasible frames they are run again with the hip
+    (:func:`correct_clip`); when they leave infeasible frames the fallback tiers run: the hip
     strategy (:mod:`animik.dynamics.hip_shift`: each planted clip's pelvis moved over its
-    support, the feet held), then once more with the hovers grounded slowly and the hip offset
-    bounded against the input (docs/dynamics.md 5i, "Hovers"), then without the smoothness
-    weight, and the best result is kept.
+    support, the feet held) and the hovers grounded slowly with the hip offset bounded against
+    the input (docs/dynamics.md 5i, "Hovers"), then without the smoothness weight; the best
+    result is kept (fewest infeasible frames, the earlier tier on a tie).
+
+    The tiers' passes are scheduled (:func:`_run_tiers`, docs/dynamics.md 6h): the plain tier's
+    first :data:`PLAIN_FIRST` passes run alone, then the hip, hover and plain tiers take turns,
+    a tier whose last pass did not lower its own best waiting while another still does, and the
+    first pass that leaves no infeasible frame ends the filter. Each tier's passes are the
+    ones it runs alone (a tier starts from ``motion`` and depends on nothing another tier
+    does), so a clip one tier makes feasible gets that tier's result without the passes of the
+    tiers that cannot.
 
     Returns:
         ``(CorrectionResult, [PlantResult per pass])``; the result's ``input_check`` is the
@@ -603,18 +611,14 @@ def plant_and_correct(motion: Motion, options: FilterOptions | None = None, pass
     cm = contacts or contact_model_for_clip(motion.skeleton, motion.q)
     t0 = time.perf_counter()
     first = check_clip(motion, mu=opt.mu, window=opt.window, contacts=cm, supports=supports)
-    best, plants = _plant_passes(motion, opt, passes, cm, w_smooth, supports)
-    if not best.check.feasible.all():  # the hip strategy (.hip_shift), only where needed
-        other = _plant_passes(motion, opt, HIP_PASSES, cm, w_smooth, supports, hip=True)
-        if _better(best, other[0]) is other[0]:
-            best, plants = other
-    if not best.check.feasible.all():  # then with the hovers grounded (5i, "Hovers")
-        other = _plant_passes(motion, opt, HIP_PASSES, cm, w_smooth, supports, hip=True,
-                              hover=True)
-        if _better(best, other[0]) is other[0]:
-            best, plants = other
+    cache: dict = {}
+    tiers = [_Tier(motion, opt, passes, cm, w_smooth, supports, cache=cache),
+             _Tier(motion, opt, HIP_PASSES, cm, w_smooth, supports, hip=True, cache=cache),
+             _Tier(motion, opt, HIP_PASSES, cm, w_smooth, supports, hip=True, hover=True,
+                   cache=cache)]
+    best, plants = _run_tiers(tiers)
     if w_smooth > 0 and not best.check.feasible.all():
-        other = _plant_passes(motion, opt, passes, cm, 0.0, supports)
+        other = _plant_passes(motion, opt, passes, cm, 0.0, supports, cache=cache)
         if _better(best, other[0]) is other[0]:
             best, plants = other
     best.input_check = first
@@ -622,42 +626,128 @@ def plant_and_correct(motion: Motion, options: FilterOptions | None = None, pass
     return best, plants
 
 
-def _plant_passes(motion: Motion, opt: FilterOptions, passes: int, cm: ContactModel,
-                  w_smooth: float, supports: SupportSet | None = None, hip: bool = False,
-                  hover: bool = False):
-    """:func:`plant_and_correct`'s passes with one smoothness weight (no fallback); ``hip``:
-    the planted clip's pelvis moved over the support first (:mod:`.hip_shift`); ``hover``
-    (with ``hip``): the plant step grounds hovers slowly (``ground_hover``), the pelvis's
-    offset is bounded against ``motion`` across passes, the start transient held each pass."""
-    from .hip_shift import hip_shift
-    from .plant import plant_contacts
+# The plain tier's passes that run before any fallback tier: every body95 retarget the plain
+# passes make feasible needs at most two (the second re-plants the feet the first correction
+# lifted, docs/dynamics.md 5d), so those clips never start a fallback pass.
+PLAIN_FIRST = 2
 
-    cur, best, plants = motion, None, []
-    for k in range(passes):
+
+def _run_tiers(tiers: list[_Tier]):
+    """The passes of ``tiers`` (in priority order) interleaved until one leaves no infeasible
+    frame or all are done (docs/dynamics.md 6h).
+
+    ``tiers[0]`` runs its first :data:`PLAIN_FIRST` passes alone; then the tiers take turns
+    (one pass each, in order, starting with ``tiers[1]``), skipping a tier whose last pass did
+    not lower its own best while another tier's did (it runs again when none does). A tier's
+    passes do not depend on the others, so each ends where it would alone; a tier that
+    reaches 0 infeasible frames wins. When none does, every tier has run all its passes and
+    the result is the one with the fewest infeasible frames, the earlier tier on a tie (a
+    tier's earlier pass within it).
+
+    Returns:
+        ``(CorrectionResult, [PlantResult per pass of the winning tier])``.
+    """
+    lead = tiers[0]
+    while not lead.done and lead.k < PLAIN_FIRST:
+        lead.step()
+    turn = 1  # the plain tier has had its passes: the fallback tiers go first
+    while not any(t.solved for t in tiers):
+        live = [t for t in tiers if not t.done]
+        if not live:
+            break
+        keen = [t for t in live if t.improving] or live
+        # the next tier in turn after the last one that ran, among the keen ones
+        order = sorted(keen, key=lambda t: (tiers.index(t) - turn) % len(tiers))
+        nxt = order[0]
+        nxt.step()
+        turn = tiers.index(nxt) + 1
+    best = None
+    for t in tiers:
+        if t.best is not None and (best is None or _better(best.best, t.best) is t.best):
+            best = t
+    return best.best, best.plants
+
+
+class _Tier:
+    """One tier of :func:`plant_and_correct`'s passes, run one pass at a time (:meth:`step`).
+
+    ``hip``: the planted clip's pelvis moved over the support first (:mod:`.hip_shift`);
+    ``hover`` (with ``hip``): the plant step grounds hovers slowly (``ground_hover``), the
+    pelvis's offset is bounded against ``motion`` across passes, the start transient held each
+    pass. ``cache``: plant steps shared between tiers (the first pass of the plain, hip and
+    no-smoothness tiers plants the same input the same way).
+    """
+
+    def __init__(self, motion: Motion, opt: FilterOptions, passes: int, cm: ContactModel,
+                 w_smooth: float, supports: SupportSet | None = None, hip: bool = False,
+                 hover: bool = False, cache: dict | None = None):
+        self.motion, self.opt, self.passes, self.cm = motion, opt, passes, cm
+        self.w_smooth, self.supports, self.hip, self.hover = w_smooth, supports, hip, hover
+        self.cache = {} if cache is None else cache
+        self.cur, self.best, self.plants = motion, None, []
+        self.k = 0
+        self.done = False
+        self.improving = True  # the last pass lowered this tier's best (or none ran yet)
+
+    @property
+    def solved(self) -> bool:
+        return self.best is not None and bool(self.best.check.feasible.all())
+
+    def _plant(self):
+        from .plant import plant_contacts
+
+        opt, k, hover = self.opt, self.k, self.hover
         # the start / end transient is held once, on the input; a later pass holds the feet of
         # frames the correction left without contact (freezing the corrected clip's first
         # frames again adds a kink the check reads as a pull: 02_01, 2 -> 8 frames)
-        pl = plant_contacts(cur, cm, mu=opt.mu, window=opt.window, supports=supports,
-                            **({} if k == 0 or hover else {"transient": 0.0}),
-                            **({"ground_hover": HOVER_EASE} if hover else {}))
-        plants.append(pl)
-        if hip:  # with hover: the offset bounded against the input, not added up over passes
-            base = _root_xy(pl.motion) - _root_xy(motion) if hover else None
+        kw = dict(mu=opt.mu, window=opt.window, supports=self.supports,
+                  **({} if k == 0 or hover else {"transient": 0.0}),
+                  **({"ground_hover": HOVER_EASE} if hover else {}))
+        if k == 0:  # the input planted: the same for every tier with the same settings
+            key = ("first", hover)
+            if key not in self.cache:
+                self.cache[key] = plant_contacts(self.cur, self.cm, **kw)
+            return replace(self.cache[key])  # a copy: the hip tiers replace its motion
+        return plant_contacts(self.cur, self.cm, **kw)
+
+    def step(self) -> None:
+        """One pass: plant, (hip shift), correction rounds; updates the tier's best."""
+        from .hip_shift import hip_shift
+
+        opt, cm, supports = self.opt, self.cm, self.supports
+        pl = self._plant()
+        self.k += 1
+        self.plants.append(pl)
+        if self.hip:  # with hover: the offset bounded against the input, not added up
+            base = _root_xy(pl.motion) - _root_xy(self.motion) if self.hover else None
             pl.motion = hip_shift(pl.motion, cm, opt.mu, opt.window, supports=supports,
                                   base=base).motion
-        res = _rounds(pl.motion, opt, 30, 1.0, 0.1, 0.5, 0.3, 1e2, cm, 4, w_smooth,
+        res = _rounds(pl.motion, opt, 30, 1.0, 0.1, 0.5, 0.3, 1e2, cm, 4, self.w_smooth,
                       supports=supports)
         bad = ~res.check.feasible
-        if best is not None and bad.sum() >= (~best.check.feasible).sum():
-            if hip:  # the hip passes do not converge monotonically: go on, keep the best
-                cur = res.motion
-                continue
-            break  # no progress: another pass would start from a worse clip
-        best = res
+        self.done = self.k >= self.passes
+        if self.best is not None and bad.sum() >= (~self.best.check.feasible).sum():
+            self.improving = False
+            if self.hip:  # the hip passes do not converge monotonically: go on, keep the best
+                self.cur = res.motion
+            else:
+                self.done = True  # no progress: another pass would start from a worse clip
+            return
+        self.improving = True
+        self.best = res
         if not bad.any():
-            break
-        cur = res.motion  # again from here: re-planted if needed, a fresh correction otherwise
-    return best, plants
+            self.done = True
+        self.cur = res.motion  # again from here: re-planted if needed, a fresh correction
+
+
+def _plant_passes(motion: Motion, opt: FilterOptions, passes: int, cm: ContactModel,
+                  w_smooth: float, supports: SupportSet | None = None, hip: bool = False,
+                  hover: bool = False, cache: dict | None = None):
+    """One tier's passes run alone (:class:`_Tier`): ``(best CorrectionResult, plants)``."""
+    tier = _Tier(motion, opt, passes, cm, w_smooth, supports, hip=hip, hover=hover, cache=cache)
+    while not tier.done:
+        tier.step()
+    return tier.best, tier.plants
 
 
 def _root_xy(motion: Motion) -> np.ndarray:

@@ -40,6 +40,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+import numba as nb
 import numpy as np
 
 from ..motion import Motion
@@ -135,12 +136,22 @@ def _held_error(pts: np.ndarray, pts0: np.ndarray, held: np.ndarray, offset: np.
 
 def _rate_limit(o: np.ndarray, lim: float) -> np.ndarray:
     """``o (T, 2)`` changed by at most ``lim`` per frame, forward then backward."""
-    o = o.copy()
-    for t in range(1, len(o)):
-        o[t] = o[t - 1] + np.clip(o[t] - o[t - 1], -lim, lim)
-    for t in range(len(o) - 2, -1, -1):
-        o[t] = o[t + 1] + np.clip(o[t] - o[t + 1], -lim, lim)
+    o = np.array(o, dtype=float)
+    _rate_limit_kernel(o, float(lim))
     return o
+
+
+@nb.njit(cache=True, nogil=True)
+def _rate_limit_kernel(o, lim):
+    """In place: each step clipped to ``[-lim, lim]``, forward then backward (the same
+    arithmetic as ``np.clip`` per element: one difference, one clip, one sum)."""
+    T, d = o.shape
+    for t in range(1, T):
+        for i in range(d):
+            o[t, i] = o[t - 1, i] + min(max(o[t, i] - o[t - 1, i], -lim), lim)
+    for t in range(T - 2, -1, -1):
+        for i in range(d):
+            o[t, i] = o[t + 1, i] + min(max(o[t, i] - o[t + 1, i], -lim), lim)
 
 
 def _cap(o: np.ndarray, max_offset: float, base: np.ndarray | None = None) -> np.ndarray:
@@ -152,8 +163,8 @@ def _cap(o: np.ndarray, max_offset: float, base: np.ndarray | None = None) -> np
 
 
 def apply_hip_offset(motion: Motion, contacts: ContactModel, offset: np.ndarray,
-                     held: np.ndarray, reference_weight: float = 1e-4, iterations: int = 20
-                     ) -> Motion:
+                     held: np.ndarray, reference_weight: float = 1e-4, iterations: int = 20,
+                     previous: tuple[np.ndarray, Motion] | None = None) -> Motion:
     """The pelvis slid by ``offset`` with each area's sole points held (c).
 
     Args:
@@ -163,6 +174,10 @@ def apply_hip_offset(motion: Motion, contacts: ContactModel, offset: np.ndarray,
             them with the pelvis.
         reference_weight: m^2/rad^2, pull of the leg IK toward the input's leg angles.
         iterations: Gauss-Newton iterations per frame.
+        previous: ``(offset, shifted clip)`` of an earlier call with the same ``motion``,
+            ``held`` and settings: frames whose offset is bit-equal to that call's are copied
+            from it (each frame's leg IK depends on its own frame only, so the result is
+            bit-identical to solving them again); only the changed frames are solved.
 
     Returns:
         The shifted clip.
@@ -176,7 +191,12 @@ def apply_hip_offset(motion: Motion, contacts: ContactModel, offset: np.ndarray,
     d3[:, :2] = offset
     q = q0.copy()
     q[:, slides] += np.linalg.solve(Sr.T, d3.T).T
-    moved = np.flatnonzero(np.abs(offset).max(axis=1) > 0)
+    moved = np.abs(offset).max(axis=1) > 0
+    if previous is not None:  # unchanged frames: the earlier call's poses, bit for bit
+        same = (offset == previous[0]).all(axis=1) & moved
+        q[same] = previous[1].q[same]
+        moved &= ~same
+    moved = np.flatnonzero(moved)
     if not len(moved):
         return Motion(skel, q, motion.fps, dict(motion.meta))
     pts = contacts.points(skel, q0)
@@ -247,16 +267,25 @@ def hip_shift(motion: Motion, contacts: ContactModel | None = None, mu: float = 
     offset = np.zeros((T, 2))
     reach = np.ones(T)  # the share of the offset the held legs can follow, per frame
     cur = motion
+    last = None  # (offset, clip) of the last leg solve: its unchanged frames are reused
     for _ in range(iterations):
         offset = offset + smooth_triangle(push, n_s)
         for _ in range(reach_steps):
             o = offset * smooth_triangle(reach[:, None], n_s)
             o = _cap(o, max_offset, base)
             o = _rate_limit(o, max_speed / fps)
-            cur = apply_hip_offset(motion, cm, o, held)
+            cur = apply_hip_offset(motion, cm, o, held, previous=last)
+            # the sole points of the frames the solve changed (the others' are the last ones)
+            if last is None:
+                pts = cm.points(skel, cur.q)
+            else:
+                new = np.flatnonzero((o != last[0]).any(axis=1))
+                pts = pts.copy()
+                pts[new] = cm.points(skel, cur.q[new])
+            last = (o, cur)
             # (e) a leg cannot follow a pelvis moved beyond its reach (a straight stance leg,
             # a foot the plant step put 10 cm lower): the offset is scaled back there
-            err = _held_error(cm.points(skel, cur.q), pts0, held, o, cm.point_area)
+            err = _held_error(pts, pts0, held, o, cm.point_area)
             far = err > reach_tol
             if not far.any():
                 break

@@ -69,3 +69,53 @@ def test_hold_points_equals_the_per_frame_reference():
         moved = max(moved, float(np.abs(got - q).max()))
     assert moved > 0.05  # the IK did work
 
+
+
+def test_chain_forward_kinematics_bit_equal_to_the_whole_body():
+    """The leg IK evaluates only the points' chain (``_fk_joints``, ~6 of body95's 52 joints):
+    every chain joint's pose and every chain DoF's axis and point are ``fk_one``'s bit for bit,
+    and joints off the chain are not written."""
+    from animik._kernels import fk_one
+    from animik.dynamics._leg_ik import _fk_joints
+    from animik.kinematics import kernel_args
+
+    skel = animik.load_rig("body95")
+    q = _walk(skel)[7]
+    args = kernel_args(skel)[:6]
+    J, n = len(skel.parents), skel.n_dof
+    full = (np.empty((J, 3, 3)), np.empty((J, 3)), np.empty((n, 3)), np.empty((n, 3)))
+    fk_one(q, *args, *full)
+    cm = contact_model_for_clip(skel, _walk(skel))
+    joints = cm.point_joint[cm.point_area == 0]
+    sel = np.flatnonzero(skel.joint_ancestor_mask[joints].any(axis=0)).astype(np.int64)
+    assert 3 <= len(sel) < J // 4
+    part = tuple(np.full_like(a, np.nan) for a in full)
+    _fk_joints(q, sel, *args, *part)
+    dofs = np.flatnonzero(np.isin(skel.dof_joint, sel))
+    assert np.array_equal(part[0][sel], full[0][sel]) and np.array_equal(part[1][sel], full[1][sel])
+    assert np.array_equal(part[2][dofs], full[2][dofs]) and np.array_equal(part[3][dofs], full[3][dofs])
+    off = np.setdiff1d(np.arange(J), sel)
+    assert np.isnan(part[1][off]).all()
+
+
+def test_hip_offset_reuses_unchanged_frames_bit_for_bit():
+    """``apply_hip_offset(previous=...)`` solves only the frames whose offset changed; the
+    result equals a fresh solve of every frame bit for bit (hip_shift's reach steps change the
+    offset near the frames out of reach only)."""
+    from animik.dynamics.hip_shift import apply_hip_offset
+    from animik.motion import Motion
+
+    skel = animik.load_rig("body95")
+    q = _walk(skel)
+    m = Motion(skel, q, 30.0)
+    cm = contact_model_for_clip(skel, q)
+    held = np.ones((len(q), cm.n_areas))
+    o1 = np.zeros((len(q), 2))
+    o1[5:30, 0] = 0.04
+    first = apply_hip_offset(m, cm, o1, held)
+    o2 = o1.copy()
+    o2[12:18] *= 0.7  # a reach step scales part of the offset back
+    fresh = apply_hip_offset(m, cm, o2, held)
+    reused = apply_hip_offset(m, cm, o2, held, previous=(o1, first))
+    assert np.array_equal(reused.q, fresh.q)
+    assert not np.array_equal(fresh.q[12:18], first.q[12:18])  # the changed frames re-solved
