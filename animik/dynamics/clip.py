@@ -22,6 +22,7 @@ from ..skeleton import Skeleton
 from ._savgol import savgol_matrix
 from .contacts import ContactModel, contact_model_for_clip
 from .inverse import GRAVITY, rnea
+from .rotation_rates import group_states, lock_groups
 from .supports import SupportSet
 from .zmp import ContactCheck, FeasibilityError, check_mu, evaluate_wrench, positive_number
 
@@ -81,7 +82,11 @@ def clip_states(skel: Skeleton, q: Any, fps: float, method: str = "savgol",
     # importing scipy.signal costs 1.7-2.7 s, which every `animik feasibility` / `filter` paid.
     flat = qu.reshape(T, -1)
     D0, D1, D2 = (savgol_matrix(T, n, order, d, dt) for d in range(3))
-    return ClipStates(np.asarray(D0 @ flat), np.asarray(D1 @ flat), np.asarray(D2 @ flat))
+    st = ClipStates(np.asarray(D0 @ flat), np.asarray(D1 @ flat), np.asarray(D2 @ flat))
+    # ball joints near gimbal lock or jumping Euler branches: from the rotation (5j)
+    for dofs in lock_groups(skel, qu):
+        st.q[:, dofs], st.qd[:, dofs], st.qdd[:, dofs] = group_states(skel, qu, dofs, D0, D1, D2)
+    return st
 
 
 def detect_clip_contacts(skel: Skeleton, q: np.ndarray, fps: float,

@@ -1,0 +1,109 @@
+"""Velocities and accelerations of ball joints near gimbal lock, from the rotation itself.
+
+The check (:func:`animik.dynamics.clip.clip_states`) fits a Savitzky-Golay cubic to every DoF
+value. For a joint whose three rotation DoFs are Euler angles (a BVH ``Zrotation Xrotation
+Yrotation`` triple) that is fine while the middle angle stays away from +-90 deg; near it (gimbal
+lock) the first and third angles swing by tens of degrees per frame while the rotation turns a
+few (raw mocapbank's knees bend ~90 deg about the middle axis: 72 deg per frame of ``rz`` and
+``ry`` against a 5 deg turn), and capture files jump between the two Euler branches ``(a, b,
+c)`` and ``(a + pi, pi - b, c + pi)`` there (108 deg in one frame, the same rotation). A cubic
+through such angles is not the joint's motion: the check then reads accelerations of many
+body weights (docs/dynamics.md 5j).
+
+For such a joint (:func:`lock_groups`: its middle angle comes within ``LOCK_COS`` of the lock,
+or a DoF jumps by more than a quarter turn between frames) the states are rebuilt from the
+rotation: the joint's rotation as a quaternion (signs made continuous), the same
+Savitzky-Golay operators applied to its four components, the fitted quaternion normalised;
+the angular velocity and acceleration ``omega = 2 vec(q' q*)``, ``alpha = 2 vec(q'' q*)`` (in
+the frame before the DoF chain); the DoF values by a Tait-Bryan decomposition on the branch
+nearest the raw frame; and the DoF rates from the chain's angular-velocity map ``E = [a1, R1
+a2, R1 R2 a3]``: ``qd = E^+ omega``, ``qdd = E^+ (alpha - E' qd)`` with ``E' qd = (a1 qd1) x (R1 a2
+qd2) + (a1 qd1 + R1 a2 qd2) x (R1 R2 a3 qd3)``. Inverse dynamics on the DoF chain then sees the
+rotation's own angular velocity and acceleration (``E qd = omega``), whatever the Euler angles
+do. Joints away from the lock keep the per-DoF fit (bit for bit).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from ..joints import joint_layouts, tb_angles
+from ..rotations import continuous_quats, matrix_from_axis_chain, quat_from_matrix
+from ..skeleton import Skeleton
+
+#: ``|cos(middle angle)|`` below this on some frame: the joint is near gimbal lock (within
+#: ~11.5 deg of +-90 deg)
+LOCK_COS = 0.2
+#: a DoF step larger than this between frames (rad, after unwrapping): an Euler branch jump
+JUMP = 0.5 * np.pi
+
+
+def lock_groups(skel: Skeleton, q: np.ndarray) -> list[np.ndarray]:
+    """The three-DoF rotation groups of ``q (T, n_dof)`` (unwrapped) that come near gimbal
+    lock or jump between Euler branches; each as its ``(3,)`` DoF indices."""
+    out = []
+    for lay in joint_layouts(skel):
+        g = lay.group
+        if g is None or g.k != 3:
+            continue
+        v = q[:, g.dofs]
+        near = np.abs(np.cos(v[:, 1])).min(initial=1.0) < LOCK_COS
+        jump = v.shape[0] > 1 and np.abs(np.diff(v, axis=0)).max(initial=0.0) > JUMP
+        if near or jump:
+            out.append(g.dofs)
+    return out
+
+
+def _qmul(a: np.ndarray, b: np.ndarray) -> np.ndarray:
+    """Quaternion products ``a b`` (wxyz, ``(..., 4)``)."""
+    aw, av = a[..., :1], a[..., 1:]
+    bw, bv = b[..., :1], b[..., 1:]
+    return np.concatenate([aw * bw - np.sum(av * bv, -1, keepdims=True),
+                           aw * bv + bw * av + np.cross(av, bv)], axis=-1)
+
+
+def group_states(skel: Skeleton, q: np.ndarray, dofs: np.ndarray, D0, D1, D2
+                 ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Values, rates and accelerations ``(T, 3)`` each of one three-DoF rotation group.
+
+    Args:
+        skel: the skeleton. q: ``(T, n_dof)`` raw poses (rad). dofs: ``(3,)`` the group.
+        D0, D1, D2: ``(T, T)`` Savitzky-Golay operators (value, first and second derivative,
+            per second) of the check.
+
+    Returns:
+        ``(values rad, rates rad/s, accelerations rad/s^2)`` with ``E(values) rates`` the
+        fitted rotation's angular velocity (module docstring).
+    """
+    axes = np.asarray(skel.dof_axis[dofs], dtype=float)
+    g = next(lay.group for lay in joint_layouts(skel)
+             if lay.group is not None and np.array_equal(lay.group.dofs, dofs))
+    quat = continuous_quats(quat_from_matrix(matrix_from_axis_chain(axes, q[:, dofs])))
+    Q0, Q1, Q2 = (np.asarray(D @ quat) for D in (D0, D1, D2))
+    n = np.linalg.norm(Q0, axis=1, keepdims=True)
+    u = Q0 / n
+    conj = u * np.array([1.0, -1.0, -1.0, -1.0])
+    omega = 2.0 * _qmul(Q1 / n, conj)[:, 1:]
+    alpha = 2.0 * _qmul(Q2 / n, conj)[:, 1:]
+    # the rotation of the fitted quaternion, as the group's DoF values on the raw frame's branch
+    w, x, y, z = u.T
+    R = np.stack([np.stack([1 - 2 * (y * y + z * z), 2 * (x * y - w * z), 2 * (x * z + w * y)], -1),
+                  np.stack([2 * (x * y + w * z), 1 - 2 * (x * x + z * z), 2 * (y * z - w * x)], -1),
+                  np.stack([2 * (x * z - w * y), 2 * (y * z + w * x), 1 - 2 * (x * x + y * y)], -1)],
+                 axis=-2)
+    canon = np.einsum("ji,tjk,kl->til", g.basis, R, g.basis)
+    lo, hi = skel.lower[dofs], skel.upper[dofs]
+    val = tb_angles(canon, g.signs, q[:, dofs], lo, hi)
+    # the chain's angular-velocity map at those values
+    R1 = matrix_from_axis_chain(axes[:1], val[:, :1])
+    R12 = matrix_from_axis_chain(axes[:2], val[:, :2])
+    e1 = np.broadcast_to(axes[0], (len(val), 3))
+    e2 = R1 @ axes[1]
+    e3 = R12 @ axes[2]
+    E = np.stack([e1, e2, e3], axis=-1)  # (T, 3, 3), columns
+    Ep = np.linalg.pinv(E, rcond=1e-9)
+    qd = np.einsum("tij,tj->ti", Ep, omega)
+    w1, w2, w3 = e1 * qd[:, :1], e2 * qd[:, 1:2], e3 * qd[:, 2:]
+    bias = np.cross(w1, w2) + np.cross(w1 + w2, w3)
+    qdd = np.einsum("tij,tj->ti", Ep, alpha - bias)
+    return val, qd, qdd
