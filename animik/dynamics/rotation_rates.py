@@ -11,7 +11,8 @@ through such angles is not the joint's motion: the check then reads acceleration
 body weights (docs/dynamics.md 5j).
 
 For such a joint (:func:`lock_groups`: its middle angle comes within ``LOCK_COS`` of the lock,
-or a DoF jumps by more than a quarter turn between frames) the states are rebuilt from the
+or its angles jump a quarter turn between two frames while the rotation turns less than half
+that) the states are rebuilt from the
 rotation: the joint's rotation as a quaternion (signs made continuous), the same
 Savitzky-Golay operators applied to its four components, the fitted quaternion normalised;
 the angular velocity and acceleration ``omega = 2 vec(q' q*)``, ``alpha = 2 vec(q'' q*)`` (in
@@ -20,7 +21,7 @@ nearest the raw frame; and the DoF rates from the chain's angular-velocity map `
 a2, R1 R2 a3]``: ``qd = E^+ omega``, ``qdd = E^+ (alpha - E' qd)`` with ``E' qd = (a1 qd1) x (R1 a2
 qd2) + (a1 qd1 + R1 a2 qd2) x (R1 R2 a3 qd3)``. Inverse dynamics on the DoF chain then sees the
 rotation's own angular velocity and acceleration (``E qd = omega``), whatever the Euler angles
-do. Joints away from the lock keep the per-DoF fit (bit for bit).
+do. Every other joint keeps the per-DoF fit (bit for bit).
 """
 
 from __future__ import annotations
@@ -31,25 +32,36 @@ from ..joints import joint_layouts, tb_angles
 from ..rotations import continuous_quats, matrix_from_axis_chain, quat_from_matrix
 from ..skeleton import Skeleton
 
-#: ``|cos(middle angle)|`` below this on some frame: the joint is near gimbal lock (within
-#: ~11.5 deg of +-90 deg)
+#: ``|cos(middle angle)|`` below this on some frame: the joint comes within ~11.5 deg of gimbal
+#: lock, where the first and third angles turn much faster than the joint
 LOCK_COS = 0.2
-#: a DoF step larger than this between frames (rad, after unwrapping): an Euler branch jump
+#: a DoF step larger than this between frames (rad, after unwrapping) while the joint's rotation
+#: turns by less than ``JUMP / 2``: the angles jumped to the other Euler branch
 JUMP = 0.5 * np.pi
 
 
 def lock_groups(skel: Skeleton, q: np.ndarray) -> list[np.ndarray]:
-    """The three-DoF rotation groups of ``q (T, n_dof)`` (unwrapped) that come near gimbal
-    lock or jump between Euler branches; each as its ``(3,)`` DoF indices."""
+    """The three-DoF rotation groups of ``q (T, n_dof)`` (unwrapped) whose Euler angles come
+    near gimbal lock (``|cos(middle angle)| < LOCK_COS`` on some frame) or jump between
+    branches (on some frame a DoF steps by more than ``JUMP`` while the rotation turns by less
+    than half of it: not a fast turn, a retarget's first-frame glitch). Each as its ``(3,)``
+    DoF indices."""
     out = []
     for lay in joint_layouts(skel):
         g = lay.group
-        if g is None or g.k != 3:
+        if g is None or g.k != 3 or q.shape[0] < 2:
             continue
-        v = q[:, g.dofs]
-        near = np.abs(np.cos(v[:, 1])).min(initial=1.0) < LOCK_COS
-        jump = v.shape[0] > 1 and np.abs(np.diff(v, axis=0)).max(initial=0.0) > JUMP
-        if near or jump:
+        if np.abs(np.cos(q[:, g.dofs[1]])).min() < LOCK_COS:
+            out.append(g.dofs)
+            continue
+        step = np.abs(np.diff(q[:, g.dofs], axis=0)).max(axis=1)
+        t = np.flatnonzero(step > JUMP)
+        if not len(t):
+            continue
+        R0 = matrix_from_axis_chain(g.axes, q[t][:, g.dofs])
+        R1 = matrix_from_axis_chain(g.axes, q[t + 1][:, g.dofs])
+        cos = 0.5 * (np.einsum("tij,tij->t", R0, R1) - 1.0)  # cos of the turn R0^T R1
+        if (cos > np.cos(0.5 * step[t])).any():
             out.append(g.dofs)
     return out
 
