@@ -34,9 +34,13 @@ from ..skeleton import Skeleton
 #: a DoF step larger than this between frames (rad, after unwrapping) while the joint's rotation
 #: turns by less than ``JUMP / 2``: the angles jumped to the other Euler branch
 JUMP = 0.5 * np.pi
+#: ``|cos(middle angle)|`` below this on some frame: the joint comes within ~11.5 deg of gimbal
+#: lock, where its first and third angles turn much faster than the joint
+LOCK_COS = 0.2
 
 
-def lock_groups(skel: Skeleton, q: np.ndarray) -> list[np.ndarray]:
+def lock_groups(skel: Skeleton, q: np.ndarray, near: np.ndarray | None = None
+                ) -> list[np.ndarray]:
     """The three-DoF rotation groups of ``q (T, n_dof)`` (unwrapped) whose Euler angles jump
     between branches: on some frame a DoF steps by more than ``JUMP`` while the rotation turns
     by less than half of it (a fast turn, or a retarget's first-frame glitch, is not a jump).
@@ -47,11 +51,21 @@ def lock_groups(skel: Skeleton, q: np.ndarray) -> list[np.ndarray]:
     a cubic follows them; body95's shoulders pass near the lock on five of the shared clips and
     keep their checks bit for bit). Measured in docs/dynamics.md 5j: taking the rotation's
     states for those too made the clip filter's correction (which differentiates the lean
-    modes' DoFs with the per-DoF operators) fail its banded solve on the raw Bandai walk."""
+    modes' DoFs with the per-DoF operators) fail its banded solve on the raw Bandai walk.
+
+    ``near``: ``(J,)`` bool, joints for which coming near the lock (``|cos(middle angle)| <
+    LOCK_COS`` on some frame) is enough: the legs (:func:`leg_joints`), which only the plant
+    step's and the hip strategy's leg IK move (raw mocapbank's and louise's knees bend about
+    the middle axis through 90 deg).
+    """
     out = []
     for lay in joint_layouts(skel):
         g = lay.group
         if g is None or g.k != 3 or q.shape[0] < 2:
+            continue
+        if near is not None and near[g.joint] \
+                and np.abs(np.cos(q[:, g.dofs[1]])).min() < LOCK_COS:
+            out.append(g.dofs)
             continue
         step = np.abs(np.diff(q[:, g.dofs], axis=0)).max(axis=1)
         t = np.flatnonzero(step > JUMP)
@@ -63,6 +77,13 @@ def lock_groups(skel: Skeleton, q: np.ndarray) -> list[np.ndarray]:
         if (cos > np.cos(0.5 * step[t])).any():
             out.append(g.dofs)
     return out
+
+
+def leg_joints(skel: Skeleton, point_joint: np.ndarray) -> np.ndarray:
+    """``(J,)`` bool: joints that carry a contact point below them, the root excepted."""
+    legs = skel.joint_ancestor_mask[np.unique(point_joint)].any(axis=0)
+    legs[int(np.flatnonzero(skel.parents < 0)[0])] = False
+    return legs
 
 
 def _qmul(a: np.ndarray, b: np.ndarray) -> np.ndarray:
@@ -118,3 +139,33 @@ def group_states(skel: Skeleton, q: np.ndarray, dofs: np.ndarray, D0, D1, D2
     bias = np.cross(w1, w2) + np.cross(w1 + w2, w3)
     qdd = np.einsum("tij,tj->ti", Ep, alpha - bias)
     return val, qd, qdd
+
+
+def _canon(skel: Skeleton, q: np.ndarray, dofs: np.ndarray):
+    g = next(lay.group for lay in joint_layouts(skel)
+             if lay.group is not None and np.array_equal(lay.group.dofs, dofs))
+    R = matrix_from_axis_chain(g.axes, q[:, dofs])
+    return g, np.einsum("ji,tjk,kl->til", g.basis, R, g.basis)
+
+
+def continuous_branches(skel: Skeleton, q: np.ndarray, groups: list[np.ndarray]) -> np.ndarray:
+    """``q (B, n_dof)`` with each group's angles on the branch (and 2 pi shift) nearest the
+    previous row's: the same rotations, no branch jumps (row 0 as it is)."""
+    out = np.array(q, dtype=float)
+    for dofs in groups:
+        g, canon = _canon(skel, out, dofs)
+        lo, hi = skel.lower[dofs], skel.upper[dofs]
+        for b in range(1, out.shape[0]):
+            out[b, dofs] = tb_angles(canon[b], g.signs, out[b - 1, dofs], lo, hi)
+    return out
+
+
+def nearest_branches(skel: Skeleton, q: np.ndarray, groups: list[np.ndarray],
+                     ref: np.ndarray) -> np.ndarray:
+    """``q (B, n_dof)`` with each group's angles on the branch (and 2 pi shift) nearest the same
+    row of ``ref``: the same rotations, written the way ``ref`` writes them."""
+    out = np.array(q, dtype=float)
+    for dofs in groups:
+        g, canon = _canon(skel, out, dofs)
+        out[:, dofs] = tb_angles(canon, g.signs, ref[:, dofs], skel.lower[dofs], skel.upper[dofs])
+    return out

@@ -8,11 +8,14 @@ it. Inverse dynamics must not depend on which one the file uses.
 from __future__ import annotations
 
 import numpy as np
+from conftest import SHARED_BVH, needs_shared
 
 from animik.dynamics.clip import clip_states
+from animik.dynamics.contacts import contact_model_for_clip
 from animik.dynamics.inverse import rnea
-from animik.dynamics.rotation_rates import group_states, lock_groups
-from animik.io.bvh import loads_bvh
+from animik.dynamics.plant import plant_contacts
+from animik.dynamics.rotation_rates import group_states, leg_joints, lock_groups
+from animik.io.bvh import loads_bvh, read_bvh
 from animik.joints import joint_layouts, tb_angles
 from animik.kinematics import forward_kinematics
 from animik.motion import Motion
@@ -130,3 +133,34 @@ def test_per_dof_fit_of_locked_angles_is_wrong() -> None:
     R12 = matrix_from_axis_chain(ax[:2], val[:, :2])
     omega = ax[0] * qd[:, :1] + (R1 @ ax[1]) * qd[:, 1:2] + (R12 @ ax[2]) * qd[:, 2:]
     assert np.abs(omega[3:-3] - omega_fd[3:-3]).max() < 0.05 * np.abs(omega).max()
+
+
+def _turns(skel, q: np.ndarray, joint: str) -> np.ndarray:
+    """Per frame, the angle (rad) the joint's rotation turns from the frame before."""
+    d = np.array([i for i in skel.joint_dofs(skel.joint_names.index(joint))
+                  if skel.dof_type[i] == 0])
+    R = matrix_from_axis_chain(skel.dof_axis[d], q[:, d])
+    c = 0.5 * (np.einsum("tij,tij->t", R[1:], R[:-1]) - 1.0)
+    return np.arccos(np.clip(c, -1.0, 1.0))
+
+
+@needs_shared
+def test_raw_mocapbank_knees_near_lock_and_planted_legs_do_not_flip():
+    """Raw mocapbank (30 fps) bends its knees ~90 deg about the middle Euler axis; its file
+    jumps between Euler branches there (108 deg of ``RightKnee_rz`` in one frame, the knee
+    turning 5 deg). The check's knee states come from the rotation; and the plant step's leg
+    IK, whose Gauss-Newton steps in those angles differ across the jump, must not turn the
+    stance leg to another solution (main: the right hip, knee and ankle turned 62-125 deg in
+    one frame at frames 129 and 335, the sole held: 15 frames of the written clip then read
+    5 body weights)."""
+    m = read_bvh(SHARED_BVH / "mocapbank" / "test_mocapbank.bvh")
+    skel = m.skeleton
+    cm = contact_model_for_clip(skel, m.q)
+    legs = leg_joints(skel, cm.point_joint)
+    names = [skel.dof_names[g[0]] for g in lock_groups(skel, m.q, legs)]
+    assert "LeftKnee_rz" in names and "RightKnee_rz" in names
+    pl = plant_contacts(m, cm)
+    assert pl.planted.any()
+    for j in ("RightHip", "RightKnee", "RightAnkle", "LeftHip", "LeftKnee", "LeftAnkle"):
+        extra = _turns(skel, pl.motion.q, j) - _turns(skel, m.q, j)
+        assert extra.max() < 0.9, (j, np.degrees(extra.max()), int(np.argmax(extra)))
