@@ -120,7 +120,7 @@ def area_leg(skel: Skeleton, contacts, a: int) -> tuple[np.ndarray, np.ndarray, 
 
 def hold_points(skel: Skeleton, q0: np.ndarray, dofs: np.ndarray, joints: np.ndarray,
                 local: np.ndarray, X: np.ndarray, lam: float, iterations: int,
-                max_step: float = 0.2, tol: float = 1e-4) -> np.ndarray:
+                max_step: float = 0.2, tol: float = 1e-4, no_flips: bool = False) -> np.ndarray:
     """Move ``dofs`` of each pose so that points ``local`` of ``joints`` reach ``X``.
 
     Args:
@@ -133,6 +133,9 @@ def hold_points(skel: Skeleton, q0: np.ndarray, dofs: np.ndarray, joints: np.nda
         iterations: Gauss-Newton iterations (at most) per frame.
         max_step: rad, the largest DoF change per iteration.
         tol: m, stop when every residual component is below it.
+        no_flips: re-solve rows where the leg flips to another solution (:func:`_no_flips`;
+            the plant step's holds; the hip strategy moves the pelvis on purpose and keeps its
+            own reach test).
 
     Returns:
         ``(B, n_dof)`` poses.
@@ -150,7 +153,7 @@ def hold_points(skel: Skeleton, q0: np.ndarray, dofs: np.ndarray, joints: np.nda
     args = (dofs, joints, local, chain, float(lam), int(iterations), float(max_step), float(tol),
             par, off, rr, ds, dt, dax)
     hold_batch(q0, X, *args, out)
-    return _no_flips(skel, q0, X, out, args)
+    return _no_flips(skel, q0, X, out, args) if no_flips else out
 
 
 def _no_flips(skel: Skeleton, q0: np.ndarray, X: np.ndarray, out: np.ndarray, args
