@@ -140,32 +140,3 @@ def group_states(skel: Skeleton, q: np.ndarray, dofs: np.ndarray, D0, D1, D2
     qdd = np.einsum("tij,tj->ti", Ep, alpha - bias)
     return val, qd, qdd
 
-
-def _canon(skel: Skeleton, q: np.ndarray, dofs: np.ndarray):
-    g = next(lay.group for lay in joint_layouts(skel)
-             if lay.group is not None and np.array_equal(lay.group.dofs, dofs))
-    R = matrix_from_axis_chain(g.axes, q[:, dofs])
-    return g, np.einsum("ji,tjk,kl->til", g.basis, R, g.basis)
-
-
-def continuous_branches(skel: Skeleton, q: np.ndarray, groups: list[np.ndarray]) -> np.ndarray:
-    """``q (B, n_dof)`` with each group's angles on the branch (and 2 pi shift) nearest the
-    previous row's: the same rotations, no branch jumps (row 0 as it is)."""
-    out = np.array(q, dtype=float)
-    for dofs in groups:
-        g, canon = _canon(skel, out, dofs)
-        lo, hi = skel.lower[dofs], skel.upper[dofs]
-        for b in range(1, out.shape[0]):
-            out[b, dofs] = tb_angles(canon[b], g.signs, out[b - 1, dofs], lo, hi)
-    return out
-
-
-def nearest_branches(skel: Skeleton, q: np.ndarray, groups: list[np.ndarray],
-                     ref: np.ndarray) -> np.ndarray:
-    """``q (B, n_dof)`` with each group's angles on the branch (and 2 pi shift) nearest the same
-    row of ``ref``: the same rotations, written the way ``ref`` writes them."""
-    out = np.array(q, dtype=float)
-    for dofs in groups:
-        g, canon = _canon(skel, out, dofs)
-        out[:, dofs] = tb_angles(canon, g.signs, ref[:, dofs], skel.lower[dofs], skel.upper[dofs])
-    return out
