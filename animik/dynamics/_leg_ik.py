@@ -16,7 +16,12 @@ import numpy as np
 
 from .._kernels import _rot_mul
 from ..kinematics import kernel_args
+from ..rotations import matrix_from_axis_chain
 from ..skeleton import Skeleton
+
+#: rad per frame: a leg joint turning this much more than the input's from one row to the next
+#: is a flip to another leg solution (:func:`_no_flips`)
+FLIP = 0.5
 
 
 @nb.njit(cache=True, nogil=True)
@@ -171,7 +176,7 @@ def area_leg(skel: Skeleton, contacts, a: int) -> tuple[np.ndarray, np.ndarray, 
 
 def hold_points(skel: Skeleton, q0: np.ndarray, dofs: np.ndarray, joints: np.ndarray,
                 local: np.ndarray, X: np.ndarray, lam: float, iterations: int,
-                max_step: float = 0.2, tol: float = 1e-4) -> np.ndarray:
+                max_step: float = 0.2, tol: float = 1e-4, no_flips: bool = False) -> np.ndarray:
     """Move ``dofs`` of each pose so that points ``local`` of ``joints`` reach ``X``.
 
     Args:
@@ -184,6 +189,9 @@ def hold_points(skel: Skeleton, q0: np.ndarray, dofs: np.ndarray, joints: np.nda
         iterations: Gauss-Newton iterations (at most) per frame.
         max_step: rad, the largest DoF change per iteration.
         tol: m, stop when every residual component is below it.
+        no_flips: re-solve rows where the leg flips to another solution (:func:`_no_flips`;
+            the plant step's holds; the hip strategy moves the pelvis on purpose and keeps its
+            own reach test).
 
     Returns:
         ``(B, n_dof)`` poses.
@@ -197,7 +205,56 @@ def hold_points(skel: Skeleton, q0: np.ndarray, dofs: np.ndarray, joints: np.nda
     chain = np.ascontiguousarray(skel.joint_ancestor_mask[joints][:, skel.dof_joint[dofs]])
     par, off, rr, ds, dt, dax = kernel_args(skel)[:6]
     sel = np.flatnonzero(skel.joint_ancestor_mask[joints].any(axis=0)).astype(np.int64)
-    hold_batch(q0, np.ascontiguousarray(X, dtype=float), dofs, joints,
-               np.ascontiguousarray(local, dtype=float), chain, float(lam), int(iterations),
-               float(max_step), float(tol), par, off, rr, ds, dt, dax, out, sel)
+    X = np.ascontiguousarray(X, dtype=float)
+    local = np.ascontiguousarray(local, dtype=float)
+    args = (dofs, joints, local, chain, float(lam), int(iterations), float(max_step), float(tol),
+            par, off, rr, ds, dt, dax)
+    hold_batch(q0, X, *args, out, sel)
+    return _no_flips(skel, q0, X, out, args, sel) if no_flips else out
+
+
+def _no_flips(skel: Skeleton, q0: np.ndarray, X: np.ndarray, out: np.ndarray, args,
+              sel: np.ndarray) -> np.ndarray:
+    """Rows where a leg joint turns by more than ``FLIP`` rad more than the input does from the
+    row before (the Gauss-Newton went to another leg holding the same sole: near gimbal lock
+    the steps in Euler angles differ from frame to frame; raw mocapbank's stance leg turned
+    80-125 deg in one frame) are solved again from the row before's leg, pulled toward it,
+    in order, so a run follows on (docs/dynamics.md 5j)."""
+    dofs = args[0]
+    moved = np.unique(skel.dof_joint[dofs])
+    groups = [np.array([d for d in dofs if skel.dof_joint[d] == j and skel.dof_type[d] == 0])
+              for j in moved]
+    groups = [g for g in groups if len(g)]
+
+    def turn(qa: np.ndarray, qb: np.ndarray) -> np.ndarray:
+        t = np.zeros(qa.shape[0])
+        for g in groups:
+            Ra = matrix_from_axis_chain(skel.dof_axis[g], qa[:, g])
+            Rb = matrix_from_axis_chain(skel.dof_axis[g], qb[:, g])
+            c = 0.5 * (np.einsum("tij,tij->t", Ra, Rb) - 1.0)
+            t = np.maximum(t, np.arccos(np.clip(c, -1.0, 1.0)))
+        return t
+
+    if out.shape[0] < 2 or not groups:
+        return out
+    excess = turn(out[1:], out[:-1]) - turn(q0[1:], q0[:-1])
+    bad = np.flatnonzero(excess > FLIP)
+    if not len(bad):
+        return out
+    one = np.empty((1, out.shape[1]))
+    b = int(bad[0]) + 1
+    while b < out.shape[0]:
+        e = (turn(out[b:b + 1], out[b - 1:b]) - turn(q0[b:b + 1], q0[b - 1:b]))[0]
+        if e > FLIP:
+            start = q0[b:b + 1].copy()
+            start[0, dofs] = out[b - 1, dofs]
+            hold_batch(start, X[b:b + 1], *args, one, sel)
+            if turn(one, out[b - 1:b])[0] < turn(out[b:b + 1], out[b - 1:b])[0]:
+                out[b] = one[0]
+            b += 1  # the next row is measured against this one
+            continue
+        nxt = bad[bad + 1 > b]
+        if not len(nxt):
+            break
+        b = int(nxt[0]) + 1
     return out

@@ -22,6 +22,7 @@ from ..skeleton import Skeleton
 from ._savgol import savgol_matrix
 from .contacts import ContactModel, contact_model_for_clip
 from .inverse import GRAVITY, rnea
+from .rotation_rates import group_states, leg_joints, lock_groups
 from .supports import SupportSet
 from .zmp import ContactCheck, FeasibilityError, check_mu, evaluate_wrench, positive_number
 
@@ -41,7 +42,8 @@ def _check_fps(fps: Any) -> float:
 
 
 def clip_states(skel: Skeleton, q: Any, fps: float, method: str = "savgol",
-                window: float = DEFAULT_WINDOW, order: int = 3) -> ClipStates:
+                window: float = DEFAULT_WINDOW, order: int = 3,
+                near_lock: np.ndarray | None = None) -> ClipStates:
     """Poses, velocities and accelerations of a clip ``q (T, n_dof)`` sampled at ``fps``.
 
     Args:
@@ -49,6 +51,9 @@ def clip_states(skel: Skeleton, q: Any, fps: float, method: str = "savgol",
             number of frames >= order + 2; the fitted poses replace the raw ones) or
             ``"central"`` (``np.gradient`` twice, raw poses kept).
         window: Savitzky-Golay window (s).
+        near_lock: ``(J,)`` bool, joints whose three Euler angles take their states from the
+            rotation when they come near gimbal lock (:mod:`.rotation_rates`; any joint does
+            when its angles jump between branches).
 
     Raises:
         FeasibilityError: bad ``fps``, ``method`` or ``window``; ShapeError: NaN / bad shape.
@@ -81,7 +86,11 @@ def clip_states(skel: Skeleton, q: Any, fps: float, method: str = "savgol",
     # importing scipy.signal costs 1.7-2.7 s, which every `animik feasibility` / `filter` paid.
     flat = qu.reshape(T, -1)
     D0, D1, D2 = (savgol_matrix(T, n, order, d, dt) for d in range(3))
-    return ClipStates(np.asarray(D0 @ flat), np.asarray(D1 @ flat), np.asarray(D2 @ flat))
+    st = ClipStates(np.asarray(D0 @ flat), np.asarray(D1 @ flat), np.asarray(D2 @ flat))
+    # ball joints near gimbal lock or jumping Euler branches: from the rotation (5j)
+    for dofs in lock_groups(skel, qu, near_lock):
+        st.q[:, dofs], st.qd[:, dofs], st.qdd[:, dofs] = group_states(skel, qu, dofs, D0, D1, D2)
+    return st
 
 
 def detect_clip_contacts(skel: Skeleton, q: np.ndarray, fps: float,
@@ -182,7 +191,8 @@ def check_clip(motion: Motion, mu: float = 0.7, in_contact: Any = None,
     mu = check_mu(mu)
     skel = motion.skeleton
     cm = contacts or contact_model_for_clip(skel, motion.q)
-    st = clip_states(skel, motion.q, motion.fps, method, window)
+    st = clip_states(skel, motion.q, motion.fps, method, window,
+                     near_lock=leg_joints(skel, cm.point_joint))
     # one FK pass for the detector, the checks and the centre of mass
     fk = forward_kinematics(skel, st.q)
     pts = cm.points(skel, st.q, fk)

@@ -418,7 +418,7 @@ def plant_contacts(motion: Motion, contacts: ContactModel | None = None, mu: flo
             continue
         ts = np.flatnonzero(weight[:, a] > 0)  # every held frame in one compiled call
         q[ts] = hold_points(skel, q[ts], dofs, joints, cm.point_local[P_a],
-                            target[ts][:, P_a], reference_weight, iterations)
+                            target[ts][:, P_a], reference_weight, iterations, no_flips=True)
     return PlantResult(Motion(skel, q, fps, dict(motion.meta)), planted, shift + tm.shift,
                        n_need, frozen, carried, tm)
 
