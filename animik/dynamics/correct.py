@@ -57,6 +57,7 @@ from .cone_rows import cone_rows
 from .contacts import ContactModel, contact_model_for_clip
 from .filter import DynamicsFilter, FilterOptions, _area_skate, terms_batch, wrench_batch
 from .opspace import _axes_and_mass
+from .progress import Progress, geometric, scaled
 from .smoothness import correction_jitter, root_slides, trunk_dofs
 from .supports import SupportSet
 from .zmp import FeasibilityError
@@ -247,7 +248,8 @@ def correct_clip(motion: Motion, options: FilterOptions | None = None,
                  mode_window: float = 0.5, max_change: float = 0.3, rho: float = 1e2,
                  contacts: ContactModel | None = None, patience: int = 4,
                  w_smooth: float = W_SMOOTH,
-                 supports: SupportSet | None = None) -> CorrectionResult:
+                 supports: SupportSet | None = None,
+                 progress: Progress | None = None) -> CorrectionResult:
     """Method A over a whole clip (module docstring).
 
     Args:
@@ -266,6 +268,8 @@ def correct_clip(motion: Motion, options: FilterOptions | None = None,
             infeasible frames; the smooth one on a tie) is kept.
         supports: supports off the floor (:mod:`.supports`); their frames are checked by the
             contact-wrench cone and get no correction rows.
+        progress: ``progress(fraction, message)`` at every round (:mod:`.progress`; the
+            frames still infeasible); an exception it raises (a cancel) stops the work.
 
     Returns:
         :class:`CorrectionResult` (its ``check`` says whether every frame is feasible).
@@ -276,9 +280,13 @@ def correct_clip(motion: Motion, options: FilterOptions | None = None,
     t0 = time.perf_counter()
     args = (motion, options, iterations, w_pos, w_vel, mode_window, max_change, rho, contacts,
             patience)
-    res = _rounds(*args, w_smooth, supports=supports)
+    split = 0.6 if w_smooth > 0 else 1.0
+    res = _rounds(*args, w_smooth, supports=supports, progress=scaled(progress, 0.0, split))
     if w_smooth > 0 and not res.check.feasible.all():
-        res = _better(res, _rounds(*args, 0.0, supports=supports))
+        res = _better(res, _rounds(*args, 0.0, supports=supports,
+                                   progress=scaled(progress, split, 1.0, "no smoothing, ")))
+    if progress is not None:
+        progress(1.0, f"{int((~res.check.feasible).sum())} of {motion.n_frames} frames infeasible")
     res.seconds = time.perf_counter() - t0
     return res
 
@@ -286,7 +294,8 @@ def correct_clip(motion: Motion, options: FilterOptions | None = None,
 def _rounds(motion: Motion, options: FilterOptions | None, iterations: int, w_pos: float,
             w_vel: float, mode_window: float, max_change: float, rho: float,
             contacts: ContactModel | None, patience: int, w_smooth: float,
-            supports: SupportSet | None = None) -> CorrectionResult:
+            supports: SupportSet | None = None, progress: Progress | None = None
+            ) -> CorrectionResult:
     """:func:`correct_clip`'s rounds with one smoothness weight."""
     opt = (options or FilterOptions()).checked()
     t0 = time.perf_counter()
@@ -304,6 +313,9 @@ def _rounds(motion: Motion, options: FilterOptions | None, iterations: int, w_po
         chk = check_clip(Motion(skel, q, motion.fps), mu=opt.mu, window=opt.window, contacts=cm,
                          supports=supports)
         bad = ~chk.feasible
+        if progress is not None:  # rounds until they stop are not known: 1 - 0.8^round
+            progress(geometric(len(history), 0.8)[0],
+                     f"round {len(history) + 1}: {int(bad.sum())} of {T} frames infeasible")
         first = first or chk
         history.append((int(bad.sum()), int(chk.check.in_contact.any(axis=1).sum())))
         if bad.sum() < best[0]:
@@ -583,7 +595,7 @@ def _qp_step(filt, chk, q, motion, slides, upper, ops, R, mu_in, dirs, weight, m
 
 def plant_and_correct(motion: Motion, options: FilterOptions | None = None, passes: int = 8,
                       contacts: ContactModel | None = None, w_smooth: float = W_SMOOTH,
-                      supports: SupportSet | None = None):
+                      supports: SupportSet | None = None, progress: Progress | None = None):
     """:func:`animik.dynamics.plant.plant_contacts` then :func:`correct_clip`, repeated on the
     corrected clip (at most ``passes`` times, while the infeasible frames decrease) while any
     frame stays infeasible (the correction's root shift can lift a held foot again; a fresh
@@ -593,7 +605,8 @@ def plant_and_correct(motion: Motion, options: FilterOptions | None = None, pass
     strategy (:mod:`animik.dynamics.hip_shift`: each planted clip's pelvis moved over its
     support, the feet held), then once more with the hovers grounded slowly and the hip offset
     bounded against the input (docs/dynamics.md 5i, "Hovers"), then without the smoothness
-    weight, and the best result is kept.
+    weight, and the best result is kept. ``progress(fraction, message)`` (:mod:`.progress`)
+    is called at every pass and round (an exception it raises stops the work).
 
     Returns:
         ``(CorrectionResult, [PlantResult per pass])``; the result's ``input_check`` is the
@@ -603,20 +616,26 @@ def plant_and_correct(motion: Motion, options: FilterOptions | None = None, pass
     cm = contacts or contact_model_for_clip(motion.skeleton, motion.q)
     t0 = time.perf_counter()
     first = check_clip(motion, mu=opt.mu, window=opt.window, contacts=cm, supports=supports)
-    best, plants = _plant_passes(motion, opt, passes, cm, w_smooth, supports)
+    best, plants = _plant_passes(motion, opt, passes, cm, w_smooth, supports,
+                                 progress=scaled(progress, 0.0, 0.5))
     if not best.check.feasible.all():  # the hip strategy (.hip_shift), only where needed
-        other = _plant_passes(motion, opt, HIP_PASSES, cm, w_smooth, supports, hip=True)
+        other = _plant_passes(motion, opt, HIP_PASSES, cm, w_smooth, supports, hip=True,
+                              progress=scaled(progress, 0.5, 0.7, "hip strategy, "))
         if _better(best, other[0]) is other[0]:
             best, plants = other
     if not best.check.feasible.all():  # then with the hovers grounded (5i, "Hovers")
         other = _plant_passes(motion, opt, HIP_PASSES, cm, w_smooth, supports, hip=True,
-                              hover=True)
+                              hover=True, progress=scaled(progress, 0.7, 0.85, "hovers, "))
         if _better(best, other[0]) is other[0]:
             best, plants = other
     if w_smooth > 0 and not best.check.feasible.all():
-        other = _plant_passes(motion, opt, passes, cm, 0.0, supports)
+        other = _plant_passes(motion, opt, passes, cm, 0.0, supports,
+                              progress=scaled(progress, 0.85, 1.0, "no smoothing, "))
         if _better(best, other[0]) is other[0]:
             best, plants = other
+    if progress is not None:
+        progress(1.0, f"{int((~best.check.feasible).sum())} of {motion.n_frames} frames "
+                      "infeasible")
     best.input_check = first
     best.seconds = time.perf_counter() - t0
     return best, plants
@@ -624,7 +643,7 @@ def plant_and_correct(motion: Motion, options: FilterOptions | None = None, pass
 
 def _plant_passes(motion: Motion, opt: FilterOptions, passes: int, cm: ContactModel,
                   w_smooth: float, supports: SupportSet | None = None, hip: bool = False,
-                  hover: bool = False):
+                  hover: bool = False, progress: Progress | None = None):
     """:func:`plant_and_correct`'s passes with one smoothness weight (no fallback); ``hip``:
     the planted clip's pelvis moved over the support first (:mod:`.hip_shift`); ``hover``
     (with ``hip``): the plant step grounds hovers slowly (``ground_hover``), the pelvis's
@@ -634,6 +653,9 @@ def _plant_passes(motion: Motion, opt: FilterOptions, passes: int, cm: ContactMo
 
     cur, best, plants = motion, None, []
     for k in range(passes):
+        lo, hi = geometric(k)  # passes until they stop are not known
+        if progress is not None:
+            progress(lo, f"pass {k + 1}: planting the contacts")
         # the start / end transient is held once, on the input; a later pass holds the feet of
         # frames the correction left without contact (freezing the corrected clip's first
         # frames again adds a kink the check reads as a pull: 02_01, 2 -> 8 frames)
@@ -646,7 +668,7 @@ def _plant_passes(motion: Motion, opt: FilterOptions, passes: int, cm: ContactMo
             pl.motion = hip_shift(pl.motion, cm, opt.mu, opt.window, supports=supports,
                                   base=base).motion
         res = _rounds(pl.motion, opt, 30, 1.0, 0.1, 0.5, 0.3, 1e2, cm, 4, w_smooth,
-                      supports=supports)
+                      supports=supports, progress=scaled(progress, lo, hi, f"pass {k + 1}, "))
         bad = ~res.check.feasible
         if best is not None and bad.sum() >= (~best.check.feasible).sum():
             if hip:  # the hip passes do not converge monotonically: go on, keep the best
