@@ -9,22 +9,55 @@ step. An error in the work goes to ``fail(exception)`` (the app's error banner).
 at a time; the UI shows its label, a progress bar and a Cancel button
 (:mod:`animik.app.ui.task_bar`).
 
+:meth:`TaskRunner.start_process` runs a long numeric job in a **worker process** instead
+(:class:`ProcessTask`, multiprocessing's ``spawn``): a job that holds the interpreter (numba
+kernels, Python loops) in a thread slows the window's drawing; in a process it does not, and
+Cancel ends the process at once instead of at the job's next report. The job is a module-level
+function ``fn(*args, progress=...)``; its reports, its result or its error (pickled; an error
+that does not pickle arrives as a :class:`WorkerError` with its text) come back over a pipe,
+read by a small thread of this process that blocks on the pipe (it holds the interpreter only
+to store what it read). A worker that dies without an answer is a :class:`WorkerError`, never
+a hang.
+
 No GL or GUI import here: tests drive the runner headless.
 """
 
 from __future__ import annotations
 
+import multiprocessing
+import pickle
 import threading
 import time
+import traceback
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from multiprocessing.reduction import ForkingPickler
+from types import MappingProxyType
 from typing import Any
 
 from ..errors import AnimikError
 
 
+def _mappingproxy(d: dict) -> MappingProxyType:
+    return MappingProxyType(d)
+
+
+# animik's immutable data (a Skeleton's meta, a Clip's meta) holds read-only mappings, which
+# pickle does not know; for the worker pipe only, they travel as dicts and are frozen again
+ForkingPickler.register(MappingProxyType, lambda m: (_mappingproxy, (dict(m),)))
+
+
 class Cancelled(AnimikError):
     """The task was cancelled (raised inside the work by its progress callback)."""
+
+
+class WorkerError(AnimikError):
+    """A worker process failed: its error could not be sent back as itself, or it exited
+    without an answer (killed, crashed). ``details``: the worker's traceback, if any."""
+
+    def __init__(self, message: str, details: str = ""):
+        super().__init__(message)
+        self.details = details
 
 
 Progress = Callable[..., None]  # progress(fraction in [0, 1], message: str | None = None)
@@ -91,6 +124,91 @@ class Task:
             self._done.set()
 
 
+def _portable(e: BaseException) -> BaseException:
+    """``e`` if it survives pickling (its type and message reach the app), else a
+    :class:`WorkerError` with its type, text and traceback."""
+    try:
+        back = pickle.loads(pickle.dumps(e))
+        if type(back) is type(e) and str(back) == str(e):
+            return e
+    except Exception:  # noqa: BLE001 - any failure to round-trip: sent as text
+        pass
+    tb = "".join(traceback.format_exception(e))
+    return WorkerError(f"{type(e).__name__}: {e}", tb)
+
+
+def _worker_main(conn, fn: Callable[..., Any], args: tuple) -> None:
+    """The worker process: ``fn(*args, progress=report)``; every report, then the result or
+    the error, sent over ``conn``."""
+
+    def report(fraction: float, message: str | None = None) -> None:
+        conn.send(("progress", float(fraction), None if message is None else str(message)))
+
+    try:
+        try:
+            out = ("result", fn(*args, progress=report))
+        except BaseException as e:  # noqa: BLE001 - every error goes back to the app
+            out = ("error", _portable(e))
+        try:
+            conn.send(out)
+        except Exception as e:  # noqa: BLE001 - a result that does not pickle
+            conn.send(("error", _portable(e)))
+    finally:
+        conn.close()
+
+
+@dataclass(eq=False)
+class ProcessTask(Task):
+    """A :class:`Task` whose work runs in a worker process (:meth:`TaskRunner.start_process`).
+    :meth:`cancel` ends the process (SIGTERM, then SIGKILL if it has not gone within a
+    second); the result is then dropped."""
+
+    _process: Any = field(default=None, repr=False)
+    _conn: Any = field(default=None, repr=False)
+
+    @property
+    def process(self):
+        """The worker's ``multiprocessing`` process (tests: ``exitcode``, ``is_alive()``)."""
+        return self._process
+
+    def cancel(self) -> None:
+        self._cancel.set()
+        p = self._process
+        if p is not None and p.is_alive():
+            p.terminate()
+
+    def _run(self) -> None:
+        """The reader thread: the worker's messages until its answer or the pipe's end."""
+        answered = False
+        try:
+            while not answered:
+                try:
+                    kind, *rest = self._conn.recv()
+                except (EOFError, OSError):
+                    break  # the worker is gone
+                if kind == "progress":
+                    self.progress = max(self.progress, min(max(rest[0], 0.0), 1.0))
+                    if rest[1] is not None:
+                        self.message = rest[1]
+                elif kind == "result":
+                    self.result, answered = rest[0], True
+                else:
+                    self.error, answered = rest[0], True
+        except BaseException as e:  # noqa: BLE001 - an unreadable message: reported
+            self.error, answered = e, True
+        finally:
+            self._conn.close()
+            p = self._process
+            p.join(1.0)
+            if p.is_alive():  # SIGTERM not honoured within a second (or no answer yet)
+                p.kill()
+                p.join()
+            if not answered and not self.cancelled:
+                self.error = WorkerError(f"{self.label}: the worker process exited without an "
+                                         f"answer (exit code {p.exitcode})")
+            self._done.set()
+
+
 @dataclass
 class TaskRunner:
     """The app's background tasks: at most one running; finished ones applied by :meth:`poll`.
@@ -114,6 +232,28 @@ class TaskRunner:
             return None
         task = Task(label, work, apply, fail)
         task._thread = threading.Thread(target=task._run, name=f"animik task: {label}", daemon=True)
+        self.current = task
+        task._thread.start()
+        return task
+
+    def start_process(self, label: str, fn: Callable[..., Any], args: tuple,
+                      apply: Callable[[Any], None],
+                      fail: Callable[[BaseException], None] | None = None) -> ProcessTask | None:
+        """Start ``fn(*args, progress=...)`` in a worker process (None when another task is
+        running). ``fn`` must be importable by name (a module-level function) and ``args``
+        picklable; the result is pickled back and handed to ``apply`` by :meth:`poll`."""
+        if self.current is not None:
+            return None
+        ctx = multiprocessing.get_context("spawn")  # no fork of a process with GL and threads
+        recv_end, send_end = ctx.Pipe(duplex=False)
+        proc = ctx.Process(target=_worker_main, args=(send_end, fn, args), daemon=True,
+                           name=f"animik task: {label}")
+        task = ProcessTask(label, lambda _: None, apply, fail)
+        task._process, task._conn = proc, recv_end
+        proc.start()
+        send_end.close()  # the worker holds the only writing end: its exit ends the pipe
+        task._thread = threading.Thread(target=task._run, name=f"animik task reader: {label}",
+                                        daemon=True)
         self.current = task
         task._thread.start()
         return task
@@ -157,4 +297,4 @@ class TaskRunner:
         return t.result
 
 
-__all__ = ["Cancelled", "Progress", "Task", "TaskRunner"]
+__all__ = ["Cancelled", "ProcessTask", "Progress", "Task", "TaskRunner", "WorkerError"]
