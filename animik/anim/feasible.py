@@ -24,6 +24,7 @@ from ..dynamics.offfloor import resolve_supports
 from ..dynamics.progress import Progress, scaled
 from ..dynamics.support_smooth import smooth_supported
 from ..dynamics.supports import SupportSet, supports_from_dict
+from ..dynamics.zmp import FeasibilityError
 from ..ik import prepare_ik
 from ..kinematics import forward_kinematics
 from ..motion import Motion
@@ -143,13 +144,17 @@ def feasible_clip(clip: Clip, options: BalanceOptions | None = None, mu: float =
         :class:`FeasibleClipResult`.
 
     Raises:
-        AnimikError: as the filters (no contact geometry, too short a clip, ...).
+        FeasibilityError: a clip of one frame.
+        AnimikError: as the filters (no contact geometry, ...).
     """
     say = progress or (lambda *_: None)
     t0 = time.perf_counter()
     say(0.0, "reading the clip")
     m = clip.to_motion()
     skel, fps = m.skeleton, clip.fps
+    if m.n_frames < 2:  # no velocity to judge: numpy's gradient would fail further down
+        raise FeasibilityError(f"clip {clip.name!r} has {m.n_frames} frame; a motion of at "
+                               "least 2 frames is needed (key a second pose)")
     # supports off the floor as `animik filter --supports auto` (default) finds them: a seat,
     # hand holds, pedals — the floor-only law below would pull a rider off the bike
     sup = clip_supports(clip, m, mu)

@@ -199,8 +199,12 @@ class ProcessTask(Task):
         finally:
             self._conn.close()
             p = self._process
-            p.join(1.0)
-            if p.is_alive():  # SIGTERM not honoured within a second (or no answer yet)
+            if answered:  # the answer is in: the worker's own exit need not be waited for
+                self._done.set()
+            # cancelled or gone: SIGTERM not honoured within a second is a SIGKILL; after an
+            # answer the worker is given time to shut its interpreter down
+            p.join(30.0 if answered else 1.0)
+            if p.is_alive():
                 p.kill()
                 p.join()
             if not answered and not self.cancelled:
