@@ -25,6 +25,7 @@ No GL or GUI import here: tests drive the runner headless.
 from __future__ import annotations
 
 import multiprocessing
+import os
 import pickle
 import threading
 import time
@@ -36,6 +37,10 @@ from types import MappingProxyType
 from typing import Any
 
 from ..errors import AnimikError
+
+#: the worker's niceness increment: on a busy machine the window's drawing gets the CPU first
+#: (the worker still gets every cycle the window does not use)
+WORKER_NICE = 10
 
 
 def _mappingproxy(d: dict) -> MappingProxyType:
@@ -137,9 +142,15 @@ def _portable(e: BaseException) -> BaseException:
     return WorkerError(f"{type(e).__name__}: {e}", tb)
 
 
-def _worker_main(conn, fn: Callable[..., Any], args: tuple) -> None:
+def _worker_main(conn, fn: Callable[..., Any], args: tuple, nice: int = 0) -> None:
     """The worker process: ``fn(*args, progress=report)``; every report, then the result or
-    the error, sent over ``conn``."""
+    the error, sent over ``conn``. ``nice``: added to the process's niceness first (the
+    window's process gets the CPU before the worker when both want it)."""
+    if nice and hasattr(os, "nice"):
+        try:
+            os.nice(nice)
+        except OSError:  # not permitted here: run at the normal priority
+            pass
 
     def report(fraction: float, message: str | None = None) -> None:
         conn.send(("progress", float(fraction), None if message is None else str(message)))
@@ -242,15 +253,17 @@ class TaskRunner:
 
     def start_process(self, label: str, fn: Callable[..., Any], args: tuple,
                       apply: Callable[[Any], None],
-                      fail: Callable[[BaseException], None] | None = None) -> ProcessTask | None:
+                      fail: Callable[[BaseException], None] | None = None,
+                      nice: int = WORKER_NICE) -> ProcessTask | None:
         """Start ``fn(*args, progress=...)`` in a worker process (None when another task is
         running). ``fn`` must be importable by name (a module-level function) and ``args``
-        picklable; the result is pickled back and handed to ``apply`` by :meth:`poll`."""
+        picklable; the result is pickled back and handed to ``apply`` by :meth:`poll`.
+        ``nice``: the worker's niceness increment (:data:`WORKER_NICE`)."""
         if self.current is not None:
             return None
         ctx = multiprocessing.get_context("spawn")  # no fork of a process with GL and threads
         recv_end, send_end = ctx.Pipe(duplex=False)
-        proc = ctx.Process(target=_worker_main, args=(send_end, fn, args), daemon=True,
+        proc = ctx.Process(target=_worker_main, args=(send_end, fn, args, nice), daemon=True,
                            name=f"animik task: {label}")
         task = ProcessTask(label, lambda _: None, apply, fail)
         task._process, task._conn = proc, recv_end
