@@ -10,28 +10,32 @@ at a time; the UI shows its label, a progress bar and a Cancel button
 (:mod:`animik.app.ui.task_bar`).
 
 :meth:`TaskRunner.start_process` runs a long numeric job in a **worker process** instead
-(:class:`ProcessTask`, multiprocessing's ``spawn``): a job that holds the interpreter (numba
-kernels, Python loops) in a thread slows the window's drawing; in a process it does not, and
-Cancel ends the process at once instead of at the job's next report. The job is a module-level
-function ``fn(*args, progress=...)``; its reports, its result or its error (pickled; an error
-that does not pickle arrives as a :class:`WorkerError` with its text) come back over a pipe,
-read by a small thread of this process that blocks on the pipe (it holds the interpreter only
-to store what it read). A worker that dies without an answer is a :class:`WorkerError`, never
-a hang.
+(:class:`ProcessTask`: a fresh ``python -c`` that imports this module, so, unlike
+multiprocessing's ``spawn``, the app's main script is never run again in it). A job that holds
+the interpreter (numba kernels, Python loops) in a thread slows the window's drawing; in a
+process it does not, it runs at a lower priority (:data:`WORKER_NICE`), and Cancel ends the
+process at once instead of at the job's next report. The job is a module-level function
+``fn(*args, progress=...)``; it goes to the worker, and its reports, its result or its error
+(pickled; an error that does not pickle arrives as a :class:`WorkerError` with its text) come
+back, as ``multiprocessing.connection`` messages over two pipes, written and read by a small
+thread of this process that blocks on them (it holds the interpreter only to pickle and store).
+A worker that dies without an answer is a :class:`WorkerError`, never a hang.
 
 No GL or GUI import here: tests drive the runner headless.
 """
 
 from __future__ import annotations
 
-import multiprocessing
 import os
 import pickle
+import subprocess
+import sys
 import threading
 import time
 import traceback
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from multiprocessing.connection import Connection
 from multiprocessing.reduction import ForkingPickler
 from types import MappingProxyType
 from typing import Any
@@ -168,30 +172,48 @@ def _worker_main(conn, fn: Callable[..., Any], args: tuple, nice: int = 0) -> No
         conn.close()
 
 
+def _worker_entry(job_fd: int, out_fd: int) -> None:
+    """The worker process's entry (``python -c``): the job ``(fn, args, nice)`` read from
+    ``job_fd``, run by :func:`_worker_main` with its messages to ``out_fd``."""
+    with Connection(job_fd, writable=False) as job:
+        fn, args, nice = job.recv()
+    _worker_main(Connection(out_fd, readable=False), fn, args, nice)
+
+
 @dataclass(eq=False)
 class ProcessTask(Task):
     """A :class:`Task` whose work runs in a worker process (:meth:`TaskRunner.start_process`).
     :meth:`cancel` ends the process (SIGTERM, then SIGKILL if it has not gone within a
     second); the result is then dropped."""
 
-    _process: Any = field(default=None, repr=False)
-    _conn: Any = field(default=None, repr=False)
+    _process: subprocess.Popen | None = field(default=None, repr=False)
+    _conn: Connection | None = field(default=None, repr=False)
+    _job: tuple[Connection, tuple] | None = field(default=None, repr=False)
 
     @property
-    def process(self):
-        """The worker's ``multiprocessing`` process (tests: ``exitcode``, ``is_alive()``)."""
+    def process(self) -> subprocess.Popen:
+        """The worker process (tests: ``pid``, ``poll()``, ``returncode``)."""
         return self._process
 
     def cancel(self) -> None:
         self._cancel.set()
         p = self._process
-        if p is not None and p.is_alive():
+        if p is not None and p.poll() is None:
             p.terminate()
 
     def _run(self) -> None:
-        """The reader thread: the worker's messages until its answer or the pipe's end."""
+        """The reader thread: sends the job (the worker reads it once it has started, which
+        takes a second or two: not on the UI thread), then reads the worker's messages until
+        its answer or the pipe's end."""
         answered = False
         try:
+            conn, job = self._job
+            self._job = None
+            try:
+                with conn:
+                    conn.send(job)
+            except OSError:  # the worker died (or was cancelled) before reading its job
+                pass
             while not answered:
                 try:
                     kind, *rest = self._conn.recv()
@@ -214,13 +236,14 @@ class ProcessTask(Task):
                 self._done.set()
             # cancelled or gone: SIGTERM not honoured within a second is a SIGKILL; after an
             # answer the worker is given time to shut its interpreter down
-            p.join(30.0 if answered else 1.0)
-            if p.is_alive():
+            try:
+                p.wait(30.0 if answered else 1.0)
+            except subprocess.TimeoutExpired:
                 p.kill()
-                p.join()
+                p.wait()
             if not answered and not self.cancelled:
                 self.error = WorkerError(f"{self.label}: the worker process exited without an "
-                                         f"answer (exit code {p.exitcode})")
+                                         f"answer (exit code {p.returncode})")
             self._done.set()
 
 
@@ -261,14 +284,23 @@ class TaskRunner:
         ``nice``: the worker's niceness increment (:data:`WORKER_NICE`)."""
         if self.current is not None:
             return None
-        ctx = multiprocessing.get_context("spawn")  # no fork of a process with GL and threads
-        recv_end, send_end = ctx.Pipe(duplex=False)
-        proc = ctx.Process(target=_worker_main, args=(send_end, fn, args, nice), daemon=True,
-                           name=f"animik task: {label}")
+        # a fresh interpreter (no fork of a process with GL and threads; not multiprocessing's
+        # spawn, which runs the parent's main script again in the child)
+        job_r, job_w = os.pipe()
+        out_r, out_w = os.pipe()
+        code = f"from animik.app.tasks import _worker_entry; _worker_entry({job_r}, {out_w})"
+        try:
+            proc = subprocess.Popen([sys.executable, "-c", code], pass_fds=(job_r, out_w),
+                                    stdin=subprocess.DEVNULL)
+        except OSError:
+            for fd in (job_r, job_w, out_r, out_w):
+                os.close(fd)
+            raise
+        os.close(job_r)
+        os.close(out_w)  # the worker holds the only writing end: its exit ends the pipe
         task = ProcessTask(label, lambda _: None, apply, fail)
-        task._process, task._conn = proc, recv_end
-        proc.start()
-        send_end.close()  # the worker holds the only writing end: its exit ends the pipe
+        task._process, task._conn = proc, Connection(out_r, writable=False)
+        task._job = (Connection(job_w, readable=False), (fn, args, nice))
         task._thread = threading.Thread(target=task._run, name=f"animik task reader: {label}",
                                         daemon=True)
         self.current = task

@@ -47,8 +47,8 @@ def test_make_feasible_reports_progress_from_a_worker_process_and_adds_the_clip(
     assert isinstance(task, ProcessTask) and task.process.pid is not None
     seen = _run(app, task)
     assert task.error is None and not _errors(st)
-    task.process.join(60)
-    assert task.process.exitcode == 0
+    task.process.wait(60)
+    assert task.process.returncode == 0
     fr = np.array([f for f, _ in seen])
     assert (np.diff(fr) >= 0).all() and task.progress == 1.0
     # the bar moved through the filter's passes and rounds, not three fixed values (main: 0,
@@ -82,7 +82,7 @@ def test_cancel_ends_the_worker_and_adds_no_clip(app):  # noqa: F811
     seen = _run(app, task)
     assert len(seen) >= 1
     # the process was ended by the cancel (a signal), not by finishing its work
-    assert not task.process.is_alive() and task.process.exitcode < 0
+    assert task.process.poll() is not None and task.process.returncode < 0
     assert task.result is None
     assert len(st.doc.clips) == n and not _errors(st) and not st.editing.tasks.busy
     # and the next Make feasible runs
@@ -100,8 +100,8 @@ def test_an_error_in_the_worker_is_a_message(app):  # noqa: F811
     n = len(st.doc.clips)
     task = pm.make_feasible_async(st)
     _run(app, task)
-    task.process.join(60)
-    assert task.process.exitcode == 0  # the worker answered with the error and ended
+    task.process.wait(60)
+    assert task.process.returncode == 0  # the worker answered with the error and ended
     errs = _errors(st)
     assert len(errs) == 1 and errs[0].startswith("Make feasible: ")
     assert "1 frame" in errs[0] and "at least 2 frames" in errs[0]
