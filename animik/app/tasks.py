@@ -26,6 +26,7 @@ No GL or GUI import here: tests drive the runner headless.
 
 from __future__ import annotations
 
+import atexit
 import os
 import pickle
 import subprocess
@@ -172,6 +173,11 @@ def _worker_main(conn, fn: Callable[..., Any], args: tuple, nice: int = 0) -> No
         conn.close()
 
 
+def _end_worker(proc: subprocess.Popen) -> None:
+    if proc.poll() is None:
+        proc.kill()
+
+
 def _worker_entry(job_fd: int, out_fd: int) -> None:
     """The worker process's entry (``python -c``): the job ``(fn, args, nice)`` read from
     ``job_fd``, run by :func:`_worker_main` with its messages to ``out_fd``."""
@@ -298,6 +304,9 @@ class TaskRunner:
             raise
         os.close(job_r)
         os.close(out_w)  # the worker holds the only writing end: its exit ends the pipe
+        # the app quitting ends its worker (a worker whose app died ends at its next report:
+        # the pipe is gone)
+        atexit.register(_end_worker, proc)
         task = ProcessTask(label, lambda _: None, apply, fail)
         task._process, task._conn = proc, Connection(out_r, writable=False)
         task._job = (Connection(job_w, readable=False), (fn, args, nice))
