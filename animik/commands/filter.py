@@ -18,6 +18,7 @@ next to the output (``OUT.supports.json``), where ``animik feasibility`` finds t
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
 import sys
 import time
@@ -97,6 +98,26 @@ def add_parser(subparsers) -> argparse.ArgumentParser:
     return p
 
 
+@contextlib.contextmanager
+def _progress_bar():
+    """A progress bar on stderr for method A (only on a terminal: tqdm stays silent when
+    stderr is a pipe or a file), fed by the filter's ``progress(fraction, message)``."""
+    from tqdm import tqdm
+
+    with tqdm(total=1000, desc="filter", file=sys.stderr, disable=None, leave=False,
+              dynamic_ncols=True, mininterval=0.2,
+              bar_format="{desc} {percentage:3.0f}%|{bar}| {elapsed}{postfix}") as bar:
+
+        def progress(fraction: float, message: str | None = None) -> None:
+            n = int(1000 * min(max(fraction, 0.0), 1.0))
+            if n > bar.n:
+                bar.update(n - bar.n)
+            if message:
+                bar.set_postfix_str(message, refresh=False)
+
+        yield progress
+
+
 def _ranges(frames: list[int]) -> str:
     out, start = [], None
     for i, f in enumerate(frames):
@@ -158,11 +179,13 @@ def run(args: argparse.Namespace) -> int:
         src = smoothed.motion
     try:
         if args.method == "A":
-            if args.plant:
-                res, plants = plant_and_correct(src, opts, supports=supports)
-                planted = plants[0]
-            else:
-                res = correct_clip(src, opts, supports=supports)
+            with _progress_bar() as progress:
+                if args.plant:
+                    res, plants = plant_and_correct(src, opts, supports=supports,
+                                                    progress=progress)
+                    planted = plants[0]
+                else:
+                    res = correct_clip(src, opts, supports=supports, progress=progress)
             if smoothed is not None:  # the report compares with the input clip
                 res.input_check = check_clip(motion, mu=opts.mu, window=opts.window,
                                              contacts=res.check.contacts, supports=supports)

@@ -57,6 +57,7 @@ from .cone_rows import cone_rows
 from .contacts import ContactModel, contact_model_for_clip
 from .filter import DynamicsFilter, FilterOptions, _area_skate, terms_batch, wrench_batch
 from .opspace import _axes_and_mass
+from .progress import Progress, geometric, scaled
 from .smoothness import correction_jitter, root_slides, trunk_dofs
 from .supports import SupportSet
 from .zmp import FeasibilityError
@@ -247,7 +248,8 @@ def correct_clip(motion: Motion, options: FilterOptions | None = None,
                  mode_window: float = 0.5, max_change: float = 0.3, rho: float = 1e2,
                  contacts: ContactModel | None = None, patience: int = 4,
                  w_smooth: float = W_SMOOTH,
-                 supports: SupportSet | None = None) -> CorrectionResult:
+                 supports: SupportSet | None = None,
+                 progress: Progress | None = None) -> CorrectionResult:
     """Method A over a whole clip (module docstring).
 
     Args:
@@ -266,6 +268,8 @@ def correct_clip(motion: Motion, options: FilterOptions | None = None,
             infeasible frames; the smooth one on a tie) is kept.
         supports: supports off the floor (:mod:`.supports`); their frames are checked by the
             contact-wrench cone and get no correction rows.
+        progress: ``progress(fraction, message)`` at every round (:mod:`.progress`; the
+            frames still infeasible); an exception it raises (a cancel) stops the work.
 
     Returns:
         :class:`CorrectionResult` (its ``check`` says whether every frame is feasible).
@@ -276,9 +280,13 @@ def correct_clip(motion: Motion, options: FilterOptions | None = None,
     t0 = time.perf_counter()
     args = (motion, options, iterations, w_pos, w_vel, mode_window, max_change, rho, contacts,
             patience)
-    res = _rounds(*args, w_smooth, supports=supports)
+    split = 0.6 if w_smooth > 0 else 1.0
+    res = _rounds(*args, w_smooth, supports=supports, progress=scaled(progress, 0.0, split))
     if w_smooth > 0 and not res.check.feasible.all():
-        res = _better(res, _rounds(*args, 0.0, supports=supports))
+        res = _better(res, _rounds(*args, 0.0, supports=supports,
+                                   progress=scaled(progress, split, 1.0, "no smoothing, ")))
+    if progress is not None:
+        progress(1.0, f"{int((~res.check.feasible).sum())} of {motion.n_frames} frames infeasible")
     res.seconds = time.perf_counter() - t0
     return res
 
@@ -286,7 +294,8 @@ def correct_clip(motion: Motion, options: FilterOptions | None = None,
 def _rounds(motion: Motion, options: FilterOptions | None, iterations: int, w_pos: float,
             w_vel: float, mode_window: float, max_change: float, rho: float,
             contacts: ContactModel | None, patience: int, w_smooth: float,
-            supports: SupportSet | None = None) -> CorrectionResult:
+            supports: SupportSet | None = None, progress: Progress | None = None
+            ) -> CorrectionResult:
     """:func:`correct_clip`'s rounds with one smoothness weight."""
     opt = (options or FilterOptions()).checked()
     t0 = time.perf_counter()
@@ -304,6 +313,9 @@ def _rounds(motion: Motion, options: FilterOptions | None, iterations: int, w_po
         chk = check_clip(Motion(skel, q, motion.fps), mu=opt.mu, window=opt.window, contacts=cm,
                          supports=supports)
         bad = ~chk.feasible
+        if progress is not None:  # rounds until they stop are not known: 1 - 0.8^round
+            progress(geometric(len(history), 0.8)[0],
+                     f"round {len(history) + 1}: {int(bad.sum())} of {T} frames infeasible")
         first = first or chk
         history.append((int(bad.sum()), int(chk.check.in_contact.any(axis=1).sum())))
         if bad.sum() < best[0]:
@@ -583,7 +595,7 @@ def _qp_step(filt, chk, q, motion, slides, upper, ops, R, mu_in, dirs, weight, m
 
 def plant_and_correct(motion: Motion, options: FilterOptions | None = None, passes: int = 8,
                       contacts: ContactModel | None = None, w_smooth: float = W_SMOOTH,
-                      supports: SupportSet | None = None):
+                      supports: SupportSet | None = None, progress: Progress | None = None):
     """:func:`animik.dynamics.plant.plant_contacts` then :func:`correct_clip`, repeated on the
     corrected clip (at most ``passes`` times, while the infeasible frames decrease) while any
     frame stays infeasible (the correction's root shift can lift a held foot again; a fresh
@@ -601,7 +613,9 @@ def plant_and_correct(motion: Motion, options: FilterOptions | None = None, pass
     first pass that leaves no infeasible frame ends the filter. Each tier's passes are the
     ones it runs alone (a tier starts from ``motion`` and depends on nothing another tier
     does), so a clip one tier makes feasible gets that tier's result without the passes of the
-    tiers that cannot.
+    tiers that cannot. ``progress(fraction, message)``
+    (:mod:`.progress`) is called at every pass and round (an exception it raises stops the
+    work).
 
     Returns:
         ``(CorrectionResult, [PlantResult per pass])``; the result's ``input_check`` is the
@@ -612,15 +626,20 @@ def plant_and_correct(motion: Motion, options: FilterOptions | None = None, pass
     t0 = time.perf_counter()
     first = check_clip(motion, mu=opt.mu, window=opt.window, contacts=cm, supports=supports)
     cache: dict = {}
+    main = scaled(progress, 0.0, 0.85)
     tiers = [_Tier(motion, opt, passes, cm, w_smooth, supports, cache=cache),
              _Tier(motion, opt, HIP_PASSES, cm, w_smooth, supports, hip=True, cache=cache),
              _Tier(motion, opt, HIP_PASSES, cm, w_smooth, supports, hip=True, hover=True,
                    cache=cache)]
-    best, plants = _run_tiers(tiers)
+    best, plants = _run_tiers(tiers, main)
     if w_smooth > 0 and not best.check.feasible.all():
-        other = _plant_passes(motion, opt, passes, cm, 0.0, supports, cache=cache)
+        other = _plant_passes(motion, opt, passes, cm, 0.0, supports, cache=cache,
+                              progress=scaled(progress, 0.85, 1.0, "no smoothing, "))
         if _better(best, other[0]) is other[0]:
             best, plants = other
+    if progress is not None:
+        progress(1.0, f"{int((~best.check.feasible).sum())} of {motion.n_frames} frames "
+                      "infeasible")
     best.input_check = first
     best.seconds = time.perf_counter() - t0
     return best, plants
@@ -632,7 +651,7 @@ def plant_and_correct(motion: Motion, options: FilterOptions | None = None, pass
 PLAIN_FIRST = 2
 
 
-def _run_tiers(tiers: list[_Tier]):
+def _run_tiers(tiers: list[_Tier], progress: Progress | None = None):
     """The passes of ``tiers`` (in priority order) interleaved until one leaves no infeasible
     frame or all are done (docs/dynamics.md 6h).
 
@@ -644,12 +663,17 @@ def _run_tiers(tiers: list[_Tier]):
     the result is the one with the fewest infeasible frames, the earlier tier on a tie (a
     tier's earlier pass within it).
 
+    ``progress``: reported at every pass and round, pass ``n`` (over all tiers) on the share
+    :func:`.progress.geometric` gives it (how many passes run is not known in advance).
+
     Returns:
         ``(CorrectionResult, [PlantResult per pass of the winning tier])``.
     """
+    n = 0
     lead = tiers[0]
     while not lead.done and lead.k < PLAIN_FIRST:
-        lead.step()
+        lead.step(_pass_progress(progress, n, lead))
+        n += 1
     turn = 1  # the plain tier has had its passes: the fallback tiers go first
     while not any(t.solved for t in tiers):
         live = [t for t in tiers if not t.done]
@@ -659,13 +683,25 @@ def _run_tiers(tiers: list[_Tier]):
         # the next tier in turn after the last one that ran, among the keen ones
         order = sorted(keen, key=lambda t: (tiers.index(t) - turn) % len(tiers))
         nxt = order[0]
-        nxt.step()
+        nxt.step(_pass_progress(progress, n, nxt))
+        n += 1
         turn = tiers.index(nxt) + 1
     best = None
     for t in tiers:
         if t.best is not None and (best is None or _better(best.best, t.best) is t.best):
             best = t
     return best.best, best.plants
+
+
+def _pass_progress(progress: Progress | None, n: int, tier: _Tier) -> Progress | None:
+    """``progress`` for the ``n``-th pass overall, ``tier``'s next one (its messages say the
+    tier and the pass)."""
+    if progress is None:
+        return None
+    lo, hi = geometric(n)
+    prefix = f"{tier.label}pass {tier.k + 1}, "
+    progress(lo, f"{prefix.rstrip(', ')}: planting the contacts")
+    return scaled(progress, lo, hi, prefix)
 
 
 class _Tier:
@@ -688,6 +724,7 @@ class _Tier:
         self.k = 0
         self.done = False
         self.improving = True  # the last pass lowered this tier's best (or none ran yet)
+        self.label = "hovers, " if hover else "hip strategy, " if hip else ""
 
     @property
     def solved(self) -> bool:
@@ -710,8 +747,9 @@ class _Tier:
             return replace(self.cache[key])  # a copy: the hip tiers replace its motion
         return plant_contacts(self.cur, self.cm, **kw)
 
-    def step(self) -> None:
-        """One pass: plant, (hip shift), correction rounds; updates the tier's best."""
+    def step(self, progress: Progress | None = None) -> None:
+        """One pass: plant, (hip shift), correction rounds; updates the tier's best.
+        ``progress``: the pass's reports (its rounds)."""
         from .hip_shift import hip_shift
 
         opt, cm, supports = self.opt, self.cm, self.supports
@@ -723,7 +761,7 @@ class _Tier:
             pl.motion = hip_shift(pl.motion, cm, opt.mu, opt.window, supports=supports,
                                   base=base).motion
         res = _rounds(pl.motion, opt, 30, 1.0, 0.1, 0.5, 0.3, 1e2, cm, 4, self.w_smooth,
-                      supports=supports)
+                      supports=supports, progress=progress)
         bad = ~res.check.feasible
         self.done = self.k >= self.passes
         if self.best is not None and bad.sum() >= (~self.best.check.feasible).sum():
@@ -742,11 +780,13 @@ class _Tier:
 
 def _plant_passes(motion: Motion, opt: FilterOptions, passes: int, cm: ContactModel,
                   w_smooth: float, supports: SupportSet | None = None, hip: bool = False,
-                  hover: bool = False, cache: dict | None = None):
-    """One tier's passes run alone (:class:`_Tier`): ``(best CorrectionResult, plants)``."""
+                  hover: bool = False, cache: dict | None = None,
+                  progress: Progress | None = None):
+    """One tier's passes run alone (:class:`_Tier`): ``(best CorrectionResult, plants)``;
+    ``progress`` at every pass and round."""
     tier = _Tier(motion, opt, passes, cm, w_smooth, supports, hip=hip, hover=hover, cache=cache)
     while not tier.done:
-        tier.step()
+        tier.step(_pass_progress(progress, tier.k, tier))
     return tier.best, tier.plants
 
 

@@ -207,6 +207,42 @@ def test_correction_makes_a_sway_feasible_by_the_independent_check():
     assert np.abs(res.motion.q - clip.q).max() < 0.4
 
 
+def test_filters_report_progress_and_stop_when_the_report_raises():
+    """``progress(fraction, message)``: called at every pass and round of ``correct_clip`` and
+    ``plant_and_correct``, the fraction never decreasing from 0 to 1, the messages saying the
+    frames still infeasible; an exception the callback raises (the app's cancel) stops the
+    work there."""
+    from animik.dynamics.correct import plant_and_correct
+
+    skel = animik.load_rig("body95")
+    clip = _sway(skel)
+    T = clip.n_frames
+    bad0 = int((~check_clip(clip).feasible).sum())
+    for run in (lambda p: correct_clip(clip, progress=p),
+                lambda p: plant_and_correct(clip, progress=p)[0]):
+        seen: list = []
+        res = run(lambda f, m=None, seen=seen: seen.append((f, m)))
+        fr = np.array([f for f, _ in seen])
+        assert len(seen) >= 3 and fr[0] == 0.0 and fr[-1] == 1.0
+        assert (np.diff(fr) >= 0).all() and ((fr > 0) & (fr < 1)).any()
+        assert any(m and f"{bad0} of {T} frames infeasible" in m for _, m in seen)
+        assert seen[-1][1] == f"{int((~res.check.feasible).sum())} of {T} frames infeasible"
+
+        class Stop(Exception):
+            pass
+
+        calls: list = []
+
+        def stop(f, m=None, calls=calls):
+            calls.append(f)
+            if len(calls) == 2:
+                raise Stop
+
+        with pytest.raises(Stop):
+            run(stop)
+        assert len(calls) == 2  # nothing ran on after the raise
+
+
 def test_correction_with_a_long_flight_solves_near_the_contacts_only():
     """Frames far from every contact (a body held 0.4 m up for 120 frames between two sways)
     have no rows: the QP is solved on the frames near the contacts (correct._qp_step), the

@@ -39,7 +39,7 @@ class _Stub:
     def solved(self):
         return self.best is not None and bool(self.best.check.feasible.all())
 
-    def step(self):
+    def step(self, progress=None):
         n = self.counts[self.k]
         self.k += 1
         self.log.append((self.name, n))
@@ -102,9 +102,9 @@ def test_mocapbank_written_as_the_tiers_run_alone_with_fewer_passes(tmp_path):
     steps: list = []
     step = C._Tier.step
 
-    def counted(self):
+    def counted(self, progress=None):
         steps.append((self.hip, self.hover))
-        step(self)
+        step(self, progress)
 
     C._Tier.step = counted
     try:

@@ -14,7 +14,6 @@ clip) and :func:`infeasible_frames` (the timeline's red marks). No GL.
 
 from __future__ import annotations
 
-import json
 import time
 from dataclasses import dataclass, field
 from typing import ClassVar
@@ -22,22 +21,17 @@ from typing import ClassVar
 import numpy as np
 
 from ...anim.clip import Clip
+from ...anim.feasible import FeasibleClipResult, clip_supports, feasible_clip
 from ...anim.serialize import SUPPORTS_META
 from ...dynamics.clip import check_clip
 from ...dynamics.contacts import ContactGeometryError
-from ...dynamics.correct import plant_and_correct
-from ...dynamics.filter import FilterOptions
 from ...dynamics.interactive import BalanceFilter, BalanceOptions, BalanceStep, track_target
 from ...dynamics.inverse import com
-from ...dynamics.offfloor import resolve_supports
-from ...dynamics.support_smooth import smooth_supported
-from ...dynamics.supports import SupportSet, supports_from_dict
 from ...ik import NATURAL_POSING_SOLVERS, prepare_ik
 from ...ik.fik import PreparedFIK
 from ...ik.options import per_dof
 from ...ik.prepared import PreparedSolver
 from ...kinematics import forward_kinematics
-from ...motion import Motion
 from ...semantics.stiffness import posing_gains
 from .. import timeline
 from ..document import ModeData
@@ -479,115 +473,39 @@ def infeasible_frames(state: AppState) -> np.ndarray | None:
     return ui.marks
 
 
-def clip_supports(clip: Clip, motion: Motion, mu: float) -> SupportSet | None:
-    """The supports a clip is checked with: the ones recorded in ``clip.meta[SUPPORTS_META]``
-    (Make feasible records the supports it corrected the clip with, ``"floor"`` for none),
-    else ``--supports auto``'s inference on ``motion`` (the clip's frames). None: the floor
-    only.
-
-    Raises:
-        SupportError: a malformed record.
-    """
-    rec = clip.meta.get(SUPPORTS_META)
-    if rec is None:
-        return resolve_supports("auto", motion, mu=mu)
-    if rec == "floor":
-        return None
-    return supports_from_dict(json.loads(rec), motion.skeleton, mu, motion.n_frames,
-                              source=f"clip {clip.name!r}")
-
-
 def _feasible_work(state: AppState):
     """The work of Make feasible for the current clip, run on any thread: returns
     ``work(progress) -> (source clip, new clip, (feasible, input feasible, frames), seconds)``,
     or None after reporting why there is nothing to do. The document is only read here (at the
-    call), never written."""
-    from ...anim.feasible import feasible_clip_poses
-
-    clip = state.doc.current_clip
-    if clip is None or clip.is_empty:
-        state.error("Make feasible: no clip with keys")
+    call), never written. :func:`make_feasible_async` runs the same job
+    (:func:`animik.anim.feasible.feasible_clip`) in a worker process instead."""
+    job = _feasible_job(state)
+    if job is None:
         return None
-    options = session(state).options
-    mu = physics_of(state).mu
-    name = unique_name(state, f"{clip.name} feasible")
+    clip, args, name = job
 
     def work(progress=None):
-        m = clip.to_motion()
-        skel, fps = m.skeleton, clip.fps
-        t0 = time.perf_counter()
-        say = progress or (lambda *_: None)
-        # supports off the floor as `animik filter --supports auto` (default) finds them: a
-        # seat, hand holds, pedals — the floor-only law below would pull a rider off the bike
-        sup = clip_supports(clip, m, mu)
-        if sup is not None:
-            q, _, before = _supported(m, sup, mu, say)
-            new = _new_clip(skel, q, fps, name, clip, sup)
-            ok = _judged(new, mu, sup)
-            if ok < int(before.sum()):  # never worse than the input: its poses are kept
-                new, ok = _new_clip(skel, m.q, fps, name, clip, sup), int(before.sum())
-            return clip, new, (ok, int(before.sum()), len(q)), time.perf_counter() - t0
-        # 1. the physics mode's law over the clip: the feet held, the COM moved (keyed poses)
-        res = feasible_clip_poses(skel, m.q, fps, options,
-                                  progress=lambda done, total: say(0.6 * done / total))
-        q, chk = res.q, check_clip(Motion(skel, res.q, fps), mu=mu)
-        # 2. judged as `animik feasibility` judges a clip; what still fails goes through
-        # `animik filter --plant`'s method A, from that result and from the input (walks,
-        # whose feet the law above cannot hold), the best kept
-        opts = FilterOptions(mu=mu)
-        for k, start in enumerate((Motion(skel, q, fps), m)):
-            if chk.feasible.all():
-                break
-            say(0.6 + 0.2 * k, "method A")
-            r = plant_and_correct(start, opts)[0]
-            if (~r.check.feasible).sum() < (~chk.feasible).sum():
-                q, chk = r.motion.q, r.check
-        before = check_clip(m, mu=mu).feasible
-        say(1.0)
-        new = _new_clip(skel, q, fps, name, clip, None)
-        counts = (_judged(new, mu, None), int(before.sum()), len(q))
-        return clip, new, counts, time.perf_counter() - t0
+        return _assembled(clip, name, feasible_clip(*args, progress=progress))
 
     return work
 
 
-def _judged(new: Clip, mu: float, sup: SupportSet | None) -> int:
-    """Frames of the new clip that pass the check its timeline marks run (``animik
-    feasibility``'s, with the supports it carries). Judged on the clip, not on the filter's
-    poses: a clip holds its joints within their limits, and the filter's plant passes can
-    leave a knee 0.5° past one (the seated test clip: 135 frames passed on the filter's poses,
-    130 on the clip — the disagreement last round's auto-supports attempt showed)."""
-    return int(check_clip(new.to_motion(), mu=mu, supports=sup).feasible.sum())
+def _feasible_job(state: AppState):
+    """``(clip, args of feasible_clip, new clip's name)`` for the current clip, or None after
+    reporting why there is nothing to do."""
+    clip = state.doc.current_clip
+    if clip is None or clip.is_empty:
+        state.error("Make feasible: no clip with keys")
+        return None
+    args = (clip, session(state).options, physics_of(state).mu)
+    return clip, args, unique_name(state, f"{clip.name} feasible")
 
 
-def _supported(m: Motion, sup: SupportSet, mu: float, say):
-    """Make feasible for a clip with supports off the floor: what ``animik filter --plant
-    --supports auto`` does (the supported frames' capture spikes smoothed first, then method
-    A with the plant step, each checked with the contact wrench cone of the supports).
-    Returns ``(q, check of q, input feasible flags)``, all with ``sup``."""
-    opts = FilterOptions(mu=mu)
-    say(0.05, "supports: smoothing")
-    sm = smooth_supported(m, sup, opts.mu, opts.window)
-    say(0.2, "method A with supports")
-    r = plant_and_correct(sm.motion, opts, supports=sup)[0]
-    before = check_clip(m, mu=mu, window=opts.window, contacts=r.check.contacts,
-                        supports=sup).feasible
-    say(1.0)
-    return r.motion.q, r.check, before
-
-
-def _new_clip(skel, q: np.ndarray, fps: float, name: str, source: Clip,
-              sup: SupportSet | None) -> Clip:
-    """The corrected poses as a clip keyed at every frame, carrying the supports it was
-    corrected and checked with (``meta[SUPPORTS_META]``: the timeline's marks and the overlay
-    use them instead of inferring them again from the new poses)."""
-    from ...anim import clip_from_poses
-
-    new = clip_from_poses(skel, np.arange(len(q)) / fps, q, name=name, fps=fps,
-                          interpolation="linear")
-    rec = "floor" if sup is None else json.dumps(sup.to_dict(skel))
-    return new.replace(fixed_length=source.fixed_length,
-                       meta={**dict(new.meta), SUPPORTS_META: rec})
+def _assembled(clip: Clip, name: str, res: FeasibleClipResult):
+    """The worker's plain result as ``(source, new clip, counts, seconds)``; the new clip is
+    built here, on the caller's skeleton."""
+    return (clip, res.clip(clip, name), (res.feasible, res.input_feasible, res.frames),
+            res.seconds)
 
 
 def _add_feasible(state: AppState, out) -> bool:
@@ -626,18 +544,21 @@ def make_feasible(state: AppState) -> bool:
 
 def make_feasible_async(state: AppState):
     """Make feasible as a background task (:mod:`animik.app.tasks`): the filter runs in a
-    worker thread with a progress bar and Cancel while the window keeps drawing; the new clip
-    is added on the UI thread when it is done. Returns the task, or None (nothing to do, or
+    worker **process** (:func:`animik.anim.feasible.feasible_clip`; a thread held the
+    interpreter and slowed the window's drawing), its progress shown in the task bar, Cancel
+    ending the process at once; the new clip is added on the UI thread when it is done, an
+    error in the worker shown as a message. Returns the task, or None (nothing to do, or
     another task is running)."""
     if busy(state):
         return None
-    work = _feasible_work(state)
-    if work is None:
+    job = _feasible_job(state)
+    if job is None:
         return None
-    clip = state.doc.current_clip
-    return state.editing.tasks.start(f"Make {clip.name} feasible", work,
-                                     lambda out: _add_feasible(state, out),
-                                     lambda e: state.error(f"Make feasible: {describe(e)}"))
+    clip, args, name = job
+    return state.editing.tasks.start_process(
+        f"Make {clip.name} feasible", feasible_clip, args,
+        lambda res: _add_feasible(state, _assembled(clip, name, res)),
+        lambda e: state.error(f"Make feasible: {describe(e)}"))
 
 
 __all__ = ["SUPPORTS_META", "PhysicsData", "PhysicsMode", "PhysicsUI", "clip_supports", "enter",
