@@ -233,9 +233,16 @@ class _Setup:
 
     def step(self, chk: ClipFeasibility, q: np.ndarray, motion: Motion, mode_window: float,
              rho: float, newton_steps: int = 6) -> tuple[np.ndarray, bool, str]:
-        """One round (:func:`_qp_step`) from ``q``, ``chk`` its check."""
-        return _qp_step(self.filt, chk, q, motion, self.slides, self.upper, self.ops, self.R,
-                        self.mu_in, self.dirs, self.filt.weight, mode_window, rho, newton_steps)
+        """One round (:func:`_qp_step`) from ``q``, ``chk`` its check. A QP whose Newton
+        matrix is not positive definite (rows of a degenerate linearisation: NaN or huge
+        coefficients) ends the rounds like a QP without a solution: the best round so far is
+        the result, reported with its infeasible frames (never a traceback)."""
+        try:
+            return _qp_step(self.filt, chk, q, motion, self.slides, self.upper, self.ops,
+                            self.R, self.mu_in, self.dirs, self.filt.weight, mode_window, rho,
+                            newton_steps)
+        except np.linalg.LinAlgError:
+            return q, False, "failed"
 
 
 def _better(a: CorrectionResult, b: CorrectionResult) -> CorrectionResult:

@@ -423,3 +423,25 @@ def test_check_clip_com_from_its_kinematics_equals_com(rig):
     q = skel.rest_q + 0.3 * np.random.default_rng(3).normal(size=(2, 4, skel.n_dof))
     np.testing.assert_allclose(_com_from_fk(skel, forward_kinematics(skel, q)), com(skel, q),
                                atol=1e-12)
+
+
+def test_a_qp_without_a_positive_definite_matrix_ends_the_rounds_with_the_best_so_far(
+        monkeypatch):
+    """A degenerate linearisation (the banded Cholesky of the QP's Newton matrix fails) ends
+    the rounds like a QP without a solution: the filter returns the clip as it stood, its
+    infeasible frames reported, instead of numpy's LinAlgError reaching the user."""
+    from animik.dynamics import _penalty_qp
+
+    skel = animik.load_rig("body95")
+    clip = _sway(skel)
+    bad0 = int((~check_clip(clip).feasible).sum())
+    assert bad0 > 0
+
+    def not_pd(abt):
+        raise np.linalg.LinAlgError("banded Cholesky: leading minor 7 is not positive definite")
+
+    monkeypatch.setattr(_penalty_qp, "_banded_factor", not_pd)
+    res = correct_clip(clip)
+    assert res.history[0][0] == bad0 and len(res.history) == 1
+    assert int((~res.check.feasible).sum()) == bad0
+    np.testing.assert_array_equal(res.motion.q, clip.q)
