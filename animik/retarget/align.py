@@ -209,7 +209,7 @@ def foot_tip_sites(skel: Skeleton, roles: JointRoles, side: str) -> list[int]:
 
 def flat_foot_frames(skel: Skeleton, roles: JointRoles, P_clip: np.ndarray, fps: float,
                      tol: float = 0.01, speed: float = 0.2, min_frames: float = 0.1,
-                     S_clip: np.ndarray | None = None, tip_tol: float = 0.02) -> dict[str, int]:
+                     S_clip: np.ndarray | None = None) -> dict[str, int]:
     """Per side (``"l"``, ``"r"``), a clip frame where the source foot stands **flat**.
 
     A foot is flat when its ankle (``*_foot``) and its ball (``*_toe``) are both down and
@@ -219,11 +219,10 @@ def flat_foot_frames(skel: Skeleton, roles: JointRoles, P_clip: np.ndarray, fps:
     ankle-to-ball pitch. A side with fewer than ``min_frames`` (s) of such frames (a clip
     that never stands: the foot keeps the bone-direction alignment) is left out. A foot
     **without a toe** joint uses the tip of its foot instead of the ball: the mean of its
-    foot joint's end sites (:func:`foot_tip_sites`; needs ``S_clip``), within ``tip_tol``
-    (m) of their low heights instead of ``tol``: an end site is a marker set's or an
-    artist's tip of the toes, whose height over a flat sole varies more than a joint's (the
-    pirouette stands flat for 25-75 ms within 1 cm, 0.12-0.13 s within 2 cm); without
-    sites it is left out.
+    foot joint's end sites (:func:`foot_tip_sites`; needs ``S_clip``); without sites it is
+    left out. (The cmu_daz pirouette, on its toes, stands flat 25-75 ms: it keeps its rest
+    relation. Within 2 cm it has 0.12 s, and aligning it there lowered its heels but left
+    the filter's hip strategy nothing to do: docs/retarget.md 3.)
 
     Why: the ankle-to-ball bone of a source foot standing flat is pitched by its own skeleton's
     geometry (Bandai Namco and Mixamo files: 40° down; body95: 17°), so mapping the bone
@@ -244,9 +243,8 @@ def flat_foot_frames(skel: Skeleton, roles: JointRoles, P_clip: np.ndarray, fps:
             continue
         a = P_clip[:, skel.joint_index(foot)]
         b = P_clip[:, skel.joint_index(toe)] if toe else S_clip[:, tips].mean(axis=1)
-        e = tol if toe else tip_tol
-        down = (a[:, 2] <= np.percentile(a[:, 2], 2) + e) & \
-            (b[:, 2] <= np.percentile(b[:, 2], 2) + e)
+        down = (a[:, 2] <= np.percentile(a[:, 2], 2) + tol) & \
+            (b[:, 2] <= np.percentile(b[:, 2], 2) + tol)
         down &= (horizontal_speed(a, fps) < speed) & (horizontal_speed(b, fps) < speed)
         frames = np.flatnonzero(down)
         if len(frames) < max(min_frames * fps, 1):

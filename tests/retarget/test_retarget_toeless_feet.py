@@ -2,10 +2,11 @@
 
 louise, mocapbank and the cmu_daz pirouette have no toe joint: their foot ends in an End Site
 (the tip of the foot). Before, such a foot had no bone to align and kept its rest relation to
-the shin, and body95 stood on its toes in stance (louise's heels 11 cm up, the pirouette's
-9-10 cm, mocapbank's 4-7 cm). Now the tip stands in for the ball (sole-to-sole alignment at a
-flat frame, ``animik.retarget.align.flat_foot_frames``) and a soft ball site is held on the
-ground in contact (``animik.retarget.retarget.ball_target``).
+the shin, and body95 stood on its toes in stance (louise's heels 11 cm up, mocapbank's 4-7 cm;
+the pirouette, on its toes, never stands flat for 0.1 s and is left as it was). Now the tip
+stands in for the ball (sole-to-sole alignment at a flat frame,
+``animik.retarget.align.flat_foot_frames``) and a soft ball site is held on the ground in
+contact (``animik.retarget.retarget.ball_target``).
 
 The source's heel height is estimated from its foot bone and end site: a sole derived
 (``animik.dynamics.contacts.derive_soles``, world up) at the frame where that foot stands
@@ -16,7 +17,6 @@ length behind the ankle, at the tip's height, riding on the foot joint.
 from __future__ import annotations
 
 import numpy as np
-import pytest
 from conftest import SHARED_BVH, needs_shared
 
 from animik.dynamics.clip import detect_clip_contacts
@@ -47,14 +47,14 @@ def _heel_lift(skel, q, fps, cm) -> np.ndarray:
 
 def _flat_frame(skel, roles, fk, fps, side: str) -> int:
     """A frame where the toe-less foot stands flat, written here independently of the
-    retargeter: its ankle and its end site both within 2 cm of their own 2nd-percentile
+    retargeter: its ankle and its end site both within 1 cm of their own 2nd-percentile
     heights and slower than 0.2 m/s; of those, the one with the median ankle-to-tip pitch."""
     f = skel.joint_index(roles.roles[f"{side}_foot"])
     tip = fk.site_positions[:, skel.site_joint == f].mean(axis=1)
     ok = np.ones(len(tip), dtype=bool)
     for p in (fk.joint_positions[:, f], tip):
         speed = np.linalg.norm(np.gradient(p[:, :2], 1.0 / fps, axis=0), axis=1)
-        ok &= (p[:, 2] <= np.percentile(p[:, 2], 2) + 0.02) & (speed < 0.2)
+        ok &= (p[:, 2] <= np.percentile(p[:, 2], 2) + 0.01) & (speed < 0.2)
     frames = np.flatnonzero(ok)
     assert len(frames) >= 0.1 * fps
     d = tip[frames] - fk.joint_positions[frames, f]
@@ -80,16 +80,15 @@ def _flat_frame_soles(skel, q, fps) -> ContactModel:
 
 
 @needs_shared
-@pytest.mark.parametrize("name", ["optitrack_adelaide/louise.bvh", "cmu_daz/pirouette.bvh"])
-def test_stance_heels_of_toeless_clips_on_body95_as_in_the_source(name):
-    src = read_bvh(SHARED_BVH / name)
+def test_stance_heels_of_a_toeless_clip_on_body95_as_in_the_source():
+    src = read_bvh(SHARED_BVH / "optitrack_adelaide/louise.bvh")
     lift_src = _heel_lift(src.skeleton, src.q, src.fps,
                           _flat_frame_soles(src.skeleton, src.q, src.fps))
     res = Retargeter(src, "body95").run()
     out = res.motion
     lift = _heel_lift(out.skeleton, out.q, out.fps, contact_model(out.skeleton))
-    # measured: louise source 0.0 / 0.0 cm, body95 0.4 / 0.6 (main: 11.0 cm and no right
-    # stance); pirouette source 2.3 / 6.3 (x1.08), body95 1.9 / 6.9 (main: 8.6 / 10.4)
+    # measured: source 0.3 / 0.0 cm, body95 0.1 / 0.6 (main: 11.0 cm, and the right foot
+    # never detected in contact)
     assert np.all(np.abs(lift - res.report.scale * lift_src) < 0.02), (lift, lift_src)
     # the hard effectors still meet their targets (the balls are soft)
     rep = res.report
@@ -110,16 +109,17 @@ def test_toeless_feet_get_flat_frames_and_ball_sites_toed_feet_do_not():
     for side, t in frames.items():
         a = fk.joint_positions[:, src.skeleton.joint_index(roles.roles[f"{side}_foot"])]
         tip = fk.site_positions[:, foot_tip_sites(src.skeleton, roles, side)].mean(axis=1)
-        for p in (a, tip):  # both down (within the tip tolerance, 2 cm)
-            assert p[t, 2] <= np.percentile(p[:, 2], 2) + 0.02
+        for p in (a, tip):  # both down
+            assert p[t, 2] <= np.percentile(p[:, 2], 2) + 0.01
     rt = Retargeter(src, "body95")
     assert rt.alignment.tip_soles == ("l", "r")
     assert {BALL_SITE.format(s) for s in "lr"} <= set(rt.effector_sites)
     # without the site positions a toe-less foot has no flat frame (nothing to measure)
     assert flat_foot_frames(src.skeleton, roles, fk.joint_positions, src.fps) == {}
-    bandai = read_bvh(SHARED_BVH / "bandai_namco/dataset-1_walk_normal_001.bvh")
-    rt = Retargeter(bandai, "body95")
-    assert rt.alignment.tip_soles == () and not any("ball" in s for s in rt.effector_sites)
+    for other in ("bandai_namco/dataset-1_walk_normal_001.bvh", "cmu_daz/pirouette.bvh"):
+        # toes: the bone's own alignment; the pirouette: never flat and still for 0.1 s
+        rt = Retargeter(read_bvh(SHARED_BVH / other), "body95")
+        assert rt.alignment.tip_soles == () and not any("ball" in s for s in rt.effector_sites)
 
 
 @needs_shared
