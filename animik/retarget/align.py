@@ -444,7 +444,9 @@ def align(source: Skeleton, target: Skeleton, mapping: JointMapping,
             sole gives a flat target sole whatever the two feet's ankle-to-ball pitches.
             Only where the two bones' pitches there differ by more than ``FLAT_MIN_PITCH``
             (15°); without it (or for a side it lacks, or a smaller difference) the foot's bone
-            direction is mapped as for any joint.
+            direction is mapped as for any joint. A **toe-less** source foot (no paired
+            descendant) is aligned there whatever the pitches, its tip (:func:`foot_tip_sites`)
+            against the target's ball; such sides are listed in ``Alignment.tip_soles``.
     """
     fks = forward_kinematics(source, source_rest_q)
     fkt = forward_kinematics(target, target.rest_q)
