@@ -164,12 +164,15 @@ def cone_duals_fast(cols: np.ndarray, ub: np.ndarray, w_ref: np.ndarray
 def cone_rows(filt: DynamicsFilter, chk, E_all: np.ndarray, Aw_all: np.ndarray,
               md: np.ndarray, eps: float = 1e-6,
               friction_safety: float = FRICTION_SAFETY, grip_safety: float = GRIP_SAFETY,
-              margin: float = MARGIN, probe: float = 0.03) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+              margin: float = MARGIN, probe: float = 0.03, ref_q: np.ndarray | None = None
+              ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """Method A's rows on the supported frames of ``chk`` (module docstring), on the same
     unknowns as :func:`animik.dynamics.correct._linearise`'s: each row's frame, its
     coefficients ``(r, 3, k)`` on the frame's ``D0, D1, D2`` window weights and the ``k`` modes
     ``E_all (T, n, k)`` (``Aw_all (T, 6, n)`` the frames' wrench matrices, ``md`` the modes'
-    DoFs), and ``rows x <= rhs``.
+    DoFs), and ``rows x <= rhs``. ``ref_q (T, n_dof)``: the poses the rounds started from
+    (their first check's); the world-surface rows (:func:`_surface_rows`) are never tighter
+    than where those had each body point.
 
     Returns:
         ``(frame (r,), coef (r, 3, k), rhs (r,))``; empty when no supported frame is outside
@@ -230,7 +233,10 @@ def cone_rows(filt: DynamicsFilter, chk, E_all: np.ndarray, Aw_all: np.ndarray,
         out_f.append(fr[inv])
         out_c.append(np.einsum("ra,drak->rdk", G, Bd[:, inv]))
         out_r.append(ROW_SCALE * (np.einsum("ra,ra->r", y, off) - r_p))
-    kf, kc, kr = _surface_rows(chk, sup, sf, k)
+    g_ref = None
+    if ref_q is not None and sf.gap is not None and sf.gap.shape[1]:
+        g_ref = chk.supports.at(skel, np.asarray(ref_q)[sup], frames=sup).gap
+    kf, kc, kr = _surface_rows(chk, sup, sf, k, g_ref=g_ref)
     out_f.append(kf)
     out_c.append(kc)
     out_r.append(kr)
@@ -250,11 +256,19 @@ def _screen(cols, ub, w_ref):
     return ok, resid
 
 
-def _surface_rows(chk, sup: np.ndarray, sf, k: int, room: float = 0.9
+def _surface_rows(chk, sup: np.ndarray, sf, k: int, room: float = 0.9,
+                  g_ref: np.ndarray | None = None, cap: float = 1.0
                   ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """Rows keeping the body points touching a world surface within ``room`` times its
     tolerance of it, on both sides (the root's vertical slide, mode 2, moves every body point
-    by ``dz``, seen through ``D0``)."""
+    by ``dz``, seen through ``D0``).
+
+    With ``g_ref (F, P)`` (the gaps of the poses the rounds started from, NaN where no body
+    part rests), a point's bound on each side is never tighter than where the reference had it
+    (up to ``cap`` times the tolerance): re-linearised every round, ``room`` alone pushes each
+    newly touching point below 90 % of the tolerance, and nothing pulls the body back -- a
+    ratchet (louise's ride 1.6 cm, at most 2.7 cm, below the input's, seat touching share
+    66 -> 93 %). The bound is the reference's, fixed over the rounds: nothing to ratchet."""
     if sf.gap is None or not sf.gap.shape[1] or chk.supports is None:
         return np.zeros(0, np.int64), np.zeros((0, 3, k)), np.zeros(0)
     sup_of = sf.push_support
@@ -273,7 +287,12 @@ def _surface_rows(chk, sup: np.ndarray, sf, k: int, room: float = 0.9
         cf[:, 0, 2] = sign * nz[p]
         frames.append(sup[f])
         coefs.append(100.0 * cf)  # as the floor's contact-keeping rows (correct._contact_rows)
-        rhs.append(100.0 * (room * tol[p] - sign * g[f, p]))
+        bound = room * tol[p]
+        if g_ref is not None:
+            gr = sign * g_ref[f, p]
+            bound = np.maximum(bound, np.where(np.isfinite(gr), np.minimum(gr, cap * tol[p]),
+                                               bound))
+        rhs.append(100.0 * (bound - sign * g[f, p]))
     if not frames:
         return np.zeros(0, np.int64), np.zeros((0, 3, k)), np.zeros(0)
     return np.concatenate(frames), np.concatenate(coefs), np.concatenate(rhs)

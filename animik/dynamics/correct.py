@@ -231,10 +231,13 @@ class _Setup:
                    ops, R, opt.friction_safety * opt.mu * np.cos(np.pi / 8), dirs)
 
     def step(self, chk: ClipFeasibility, q: np.ndarray, motion: Motion, mode_window: float,
-             rho: float, newton_steps: int = 6) -> tuple[np.ndarray, bool, str]:
-        """One round (:func:`_qp_step`) from ``q``, ``chk`` its check."""
+             rho: float, newton_steps: int = 6, ref_q: np.ndarray | None = None
+             ) -> tuple[np.ndarray, bool, str]:
+        """One round (:func:`_qp_step`) from ``q``, ``chk`` its check; ``ref_q``: the rounds'
+        first check's poses (:func:`.cone_rows.cone_rows`)."""
         return _qp_step(self.filt, chk, q, motion, self.slides, self.upper, self.ops, self.R,
-                        self.mu_in, self.dirs, self.filt.weight, mode_window, rho, newton_steps)
+                        self.mu_in, self.dirs, self.filt.weight, mode_window, rho, newton_steps,
+                        ref_q=ref_q)
 
 
 def _better(a: CorrectionResult, b: CorrectionResult) -> CorrectionResult:
@@ -314,7 +317,8 @@ def _rounds(motion: Motion, options: FilterOptions | None, iterations: int, w_po
         held = chk.check.in_contact.any(axis=1) | chk.check.support_active.any(axis=1)
         if not (bad & held).any() or len(history) > iterations or since_best >= patience:
             break  # frames carried by nothing have no rows: nothing more to do
-        q2, ok, method = su.step(chk, q, motion, mode_window, rho, newton_steps)
+        q2, ok, method = su.step(chk, q, motion, mode_window, rho, newton_steps,
+                                 ref_q=first.states.q)
         # A QP that needed the interior point (heavy rows hovering at their bounds) is followed
         # by QPs of the same kind (the rows are the same kinds): the next rounds go straight to
         # the interior point, whose answer does not depend on the Newton steps it would skip.
@@ -448,7 +452,8 @@ def _check_rows(filt: DynamicsFilter, active: np.ndarray, pts: np.ndarray, mu_in
     return G / weight, lim, ok
 
 
-def _linearise(filt, chk, motion, slides, upper, ops, mu_in, dirs, weight, mode_window):
+def _linearise(filt, chk, motion, slides, upper, ops, mu_in, dirs, weight, mode_window,
+               ref_q=None):
     """The rows of one sequential-QP round: the wrench of every contact frame, linearised in
     the modes, made to satisfy seed D's three checks as linear inequalities (support polygon
     edges shrunk by the margin, an octagonal friction pyramid inside ``friction_safety * mu``,
@@ -507,7 +512,8 @@ def _linearise(filt, chk, motion, slides, upper, ops, mu_in, dirs, weight, mode_
     pts = filt.contacts.points(filt.skel, qc) if chk.points is None else chk.points[contact]
     G, lim, ok = _check_rows(filt, c.in_contact[contact], pts, mu_in, dirs, h_floor, weight)
     # supported frames: the contact-wrench cone linearised (.cone_rows; none without supports)
-    srows = cone_rows(filt, chk, E_all, Aw_all, md) if c.support_active.any() else None
+    srows = cone_rows(filt, chk, E_all, Aw_all, md, ref_q=ref_q) if c.support_active.any() \
+        else None
     if not ok.any() and (srows is None or not len(srows[0])):
         return None
     G, lim = G[ok], lim[ok]
@@ -543,11 +549,12 @@ def _linearise(filt, chk, motion, slides, upper, ops, mu_in, dirs, weight, mode_
 
 
 def _qp_step(filt, chk, q, motion, slides, upper, ops, R, mu_in, dirs, weight, mode_window, rho,
-             newton_steps=6):
+             newton_steps=6, ref_q=None):
     """One sequential-QP round (:func:`_linearise`), with slacks so the QP always has a
     solution. ``newton_steps``: the QP solver's finite Newton steps before its interior point
     (0: the interior point at once). Returns ``(q, solved, the solver's method)``."""
-    lin = _linearise(filt, chk, motion, slides, upper, ops, mu_in, dirs, weight, mode_window)
+    lin = _linearise(filt, chk, motion, slides, upper, ops, mu_in, dirs, weight, mode_window,
+                     ref_q)
     if lin is None:
         return q, False, "none"
     E_all, lo_frame, wts, frame_all, coef_all, rhs = lin
