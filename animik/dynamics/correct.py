@@ -52,7 +52,7 @@ from ..semantics.contacts import ContactParams
 from . import _support
 from ._penalty_qp import FrameRows, solve_penalty_qp
 from ._savgol import savgol_matrix, window_frames
-from .clip import ClipFeasibility, check_clip
+from .clip import ClipFeasibility, check_clip, clip_states
 from .cone_rows import cone_rows
 from .contacts import ContactModel, contact_model_for_clip
 from .filter import DynamicsFilter, FilterOptions, _area_skate, terms_batch, wrench_batch
@@ -289,8 +289,11 @@ def correct_clip(motion: Motion, options: FilterOptions | None = None,
 def _rounds(motion: Motion, options: FilterOptions | None, iterations: int, w_pos: float,
             w_vel: float, mode_window: float, max_change: float, rho: float,
             contacts: ContactModel | None, patience: int, w_smooth: float,
-            supports: SupportSet | None = None) -> CorrectionResult:
-    """:func:`correct_clip`'s rounds with one smoothness weight."""
+            supports: SupportSet | None = None, reference: Motion | None = None
+            ) -> CorrectionResult:
+    """:func:`correct_clip`'s rounds with one smoothness weight; ``reference``: the clip a body
+    resting on a world surface keeps its height of (default ``motion``; the plant passes: the
+    input, not the pass's start, so that the passes do not add up; :mod:`.cone_rows`)."""
     opt = (options or FilterOptions()).checked()
     t0 = time.perf_counter()
     skel = motion.skeleton
@@ -302,6 +305,7 @@ def _rounds(motion: Motion, options: FilterOptions | None, iterations: int, w_po
     best = (T + 1, q)
     first: ClipFeasibility | None = None
     since_best = 0  # rounds since the best one: the rounds still converge slowly (mocapbank)
+    ref_q = None
     newton_steps = 6  # finite Newton steps before the interior point (see below)
     for _ in range(iterations + 1):
         chk = check_clip(Motion(skel, q, motion.fps), mu=opt.mu, window=opt.window, contacts=cm,
@@ -317,8 +321,10 @@ def _rounds(motion: Motion, options: FilterOptions | None, iterations: int, w_po
         held = chk.check.in_contact.any(axis=1) | chk.check.support_active.any(axis=1)
         if not (bad & held).any() or len(history) > iterations or since_best >= patience:
             break  # frames carried by nothing have no rows: nothing more to do
-        q2, ok, method = su.step(chk, q, motion, mode_window, rho, newton_steps,
-                                 ref_q=first.states.q)
+        if ref_q is None and supports is not None and len(supports):
+            ref_q = first.states.q if reference is None else clip_states(
+                skel, reference.q, motion.fps, window=opt.window).q
+        q2, ok, method = su.step(chk, q, motion, mode_window, rho, newton_steps, ref_q=ref_q)
         # A QP that needed the interior point (heavy rows hovering at their bounds) is followed
         # by QPs of the same kind (the rows are the same kinds): the next rounds go straight to
         # the interior point, whose answer does not depend on the Newton steps it would skip.
@@ -653,7 +659,7 @@ def _plant_passes(motion: Motion, opt: FilterOptions, passes: int, cm: ContactMo
             pl.motion = hip_shift(pl.motion, cm, opt.mu, opt.window, supports=supports,
                                   base=base).motion
         res = _rounds(pl.motion, opt, 30, 1.0, 0.1, 0.5, 0.3, 1e2, cm, 4, w_smooth,
-                      supports=supports)
+                      supports=supports, reference=motion)
         bad = ~res.check.feasible
         if best is not None and bad.sum() >= (~best.check.feasible).sum():
             if hip:  # the hip passes do not converge monotonically: go on, keep the best
