@@ -197,9 +197,19 @@ def upright_score(P: np.ndarray, skel: Skeleton, roles: JointRoles) -> np.ndarra
     return score
 
 
+def foot_tip_sites(skel: Skeleton, roles: JointRoles, side: str) -> list[int]:
+    """The sites on a **toe-less** foot joint (a BVH ``End Site`` below ``LeftAnkle`` /
+    ``lFoot``: the tip of the foot), which stand in for the ball; ``[]`` when the side has a toe
+    role, no foot, or no site on its foot joint."""
+    foot = roles.get(f"{side}_foot")
+    if foot is None or roles.get(f"{side}_toe") is not None or not skel.n_sites:
+        return []
+    return [int(i) for i in np.flatnonzero(skel.site_joint == skel.joint_index(foot))]
+
+
 def flat_foot_frames(skel: Skeleton, roles: JointRoles, P_clip: np.ndarray, fps: float,
-                     tol: float = 0.01, speed: float = 0.2, min_frames: float = 0.1
-                     ) -> dict[str, int]:
+                     tol: float = 0.01, speed: float = 0.2, min_frames: float = 0.1,
+                     S_clip: np.ndarray | None = None) -> dict[str, int]:
     """Per side (``"l"``, ``"r"``), a clip frame where the source foot stands **flat**.
 
     A foot is flat when its ankle (``*_foot``) and its ball (``*_toe``) are both down and
@@ -207,8 +217,12 @@ def flat_foot_frames(skel: Skeleton, roles: JointRoles, P_clip: np.ndarray, fps:
     z) and slower than ``speed`` (m/s, horizontal). Heel strike (ball up), toe-off (ankle up)
     and swing (both up, moving) are out; of the frames left, the one with the median
     ankle-to-ball pitch. A side with fewer than ``min_frames`` (s) of such frames (a clip
-    that never stands: the foot keeps the bone-direction alignment), or without a toe, is
-    left out.
+    that never stands: the foot keeps the bone-direction alignment) is left out. A foot
+    **without a toe** joint uses the tip of its foot instead of the ball: the mean of its
+    foot joint's end sites (:func:`foot_tip_sites`; needs ``S_clip``); without sites it is
+    left out. (The cmu_daz pirouette, on its toes, stands flat 25-75 ms: it keeps its rest
+    relation. Within 2 cm it has 0.12 s, and aligning it there lowered its heels but left
+    the filter's hip strategy nothing to do: docs/retarget.md 3.)
 
     Why: the ankle-to-ball bone of a source foot standing flat is pitched by its own skeleton's
     geometry (Bandai Namco and Mixamo files: 40° down; body95: 17°), so mapping the bone
@@ -217,16 +231,18 @@ def flat_foot_frames(skel: Skeleton, roles: JointRoles, P_clip: np.ndarray, fps:
 
     Args:
         P_clip: ``(T, J, 3)`` source joint positions over the clip (m); ``fps`` its rate.
+        S_clip: ``(T, n_sites, 3)`` source site positions (for toe-less feet).
     """
     out: dict[str, int] = {}
     if len(P_clip) < 3:
         return out
     for side in SIDES:
         foot, toe = roles.get(f"{side}_foot"), roles.get(f"{side}_toe")
-        if not foot or not toe or len(P_clip) == 0:
+        tips = foot_tip_sites(skel, roles, side) if S_clip is not None else []
+        if not foot or not (toe or tips) or len(P_clip) == 0:
             continue
         a = P_clip[:, skel.joint_index(foot)]
-        b = P_clip[:, skel.joint_index(toe)]
+        b = P_clip[:, skel.joint_index(toe)] if toe else S_clip[:, tips].mean(axis=1)
         down = (a[:, 2] <= np.percentile(a[:, 2], 2) + tol) & \
             (b[:, 2] <= np.percentile(b[:, 2], 2) + tol)
         down &= (horizontal_speed(a, fps) < speed) & (horizontal_speed(b, fps) < speed)
@@ -293,6 +309,9 @@ class Alignment:
         target_ground: z of the target's rest ground; ``R0``/``p0`` target rest world frames.
         hip_offset: ``(3,)`` the target's hip centre (:func:`hip_centre`) in the hips
             joint's frame: the hips are placed, and the root effector sits, there.
+        tip_soles: sides (``"l"``, ``"r"``) whose toe-less source foot was aligned sole to
+            sole from the tip of the foot (``align(flat_q=...)``): the retargeter holds the
+            target's ball on the ground there too (:class:`~animik.retarget.Retargeter`).
     """
 
     source: Skeleton
@@ -318,6 +337,7 @@ class Alignment:
     p0: np.ndarray
     fitter: PoseFitter
     hip_offset: np.ndarray
+    tip_soles: tuple[str, ...] = ()
 
     @property
     def fixed_root(self) -> bool:
@@ -424,7 +444,9 @@ def align(source: Skeleton, target: Skeleton, mapping: JointMapping,
             sole gives a flat target sole whatever the two feet's ankle-to-ball pitches.
             Only where the two bones' pitches there differ by more than ``FLAT_MIN_PITCH``
             (15°); without it (or for a side it lacks, or a smaller difference) the foot's bone
-            direction is mapped as for any joint.
+            direction is mapped as for any joint. A **toe-less** source foot (no paired
+            descendant) is aligned there whatever the pitches, its tip (:func:`foot_tip_sites`)
+            against the target's ball; such sides are listed in ``Alignment.tip_soles``.
     """
     fks = forward_kinematics(source, source_rest_q)
     fkt = forward_kinematics(target, target.rest_q)
@@ -444,10 +466,12 @@ def align(source: Skeleton, target: Skeleton, mapping: JointMapping,
     order = sorted(paired)
     deltas: dict[int, np.ndarray] = {}
     src_rot: dict[int, np.ndarray] = {}  # the source rotation C is taken at, when not the rest
+    tip_soles: list[str] = []
     flat = {}
     for side, qf in (flat_q or {}).items():
         fkf = forward_kinematics(source, qf)
-        flat[side] = (np.asarray(fkf.joint_positions), np.asarray(fkf.joint_rotations))
+        flat[side] = (np.asarray(fkf.joint_positions), np.asarray(fkf.joint_rotations),
+                      np.asarray(fkf.site_positions))
     for j in order:
         s = src_of[j]
         u_t = u_s = None
@@ -479,6 +503,19 @@ def align(source: Skeleton, target: Skeleton, mapping: JointMapping,
             score = float(ut @ ref) if (len(cands) > 1 or p < 0) else 1.0
             if score > best:
                 best, u_t, u_s, u_f = score, ut, _unit(ps_c - Ps[s0])[0], _unit(pf_c - Pf[s0])[0]
+        toeless = sole and u_t is None and role[2:] == "foot"
+        if toeless:
+            # a toe-less source foot (louise, mocapbank, the pirouette) has no bone to map:
+            # its heading is the tip of the foot (its end sites) at the flat frame, the
+            # target's the ball at rest. There is no bone direction to keep, so no pitch test:
+            # sole to sole whenever the foot stands flat somewhere in the clip
+            tips = foot_tip_sites(source, sr, role[:1])
+            ball = tr.get(f"{role[:1]}_toe")
+            if tips and ball is not None:
+                u_t = _unit(Pt[target.joint_index(ball)] - Pt[j])[0]
+                u_f = _unit(flat[role[:1]][2][tips].mean(axis=0) - Pf[s])[0]
+            else:
+                toeless = False
         if sole and u_t is not None:
             # sole to sole (see flat_q): the bone's horizontal heading, and world up
             h_t, nt = _unit(u_t - (u_t @ UP) * UP)
@@ -488,10 +525,14 @@ def align(source: Skeleton, target: Skeleton, mapping: JointMapping,
             # frame (Bandai / Mixamo on body95: 22°); a few degrees are as likely the flat
             # frame's own error (heel strike at 120 fps: SFU, CMU), and those keep the bone
             dpitch = abs(np.arcsin(np.clip(u_t @ UP, -1, 1)) - np.arcsin(np.clip(u_f @ UP, -1, 1)))
-            if nt > 0.2 and ns > 0.2 and dpitch > FLAT_MIN_PITCH:
+            if nt > 0.2 and ns > 0.2 and (toeless or dpitch > FLAT_MIN_PITCH):
                 deltas[j] = _frame(h_t, UP) @ _frame(h_s, UP).T
                 src_rot[j] = flat[role[:1]][1][s]
+                if toeless:
+                    tip_soles.append(role[:1])
                 continue
+        if toeless:
+            u_t = None  # no sole-to-sole frame (a vertical tip): as before, the parent's relation
         if u_t is None and p < 0:
             deltas[j] = ax_t @ ax_s.T
             continue
@@ -594,7 +635,8 @@ def align(source: Skeleton, target: Skeleton, mapping: JointMapping,
         source_rest_kind=source_rest_kind, source_axes=ax_s, target_axes=ax_t, hips_t=hips_t,
         hips_s=hips_s, carrier=carrier, rotating_hips=rotating, rest_root_dz=rest_dz,
         target_ground=g_t, R0=Rt, p0=Pt, fitter=PoseFitter(target, chains=serial_chains(target, paired)),
-        hip_offset=Rt[hips_t].T @ (hip_centre(target, tr, Pt) - Pt[hips_t]))
+        hip_offset=Rt[hips_t].T @ (hip_centre(target, tr, Pt) - Pt[hips_t]),
+        tip_soles=tuple(sorted(tip_soles)))
 
 
 def hips_placement(al: Alignment, R: np.ndarray, P_src: np.ndarray) -> np.ndarray:

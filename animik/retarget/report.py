@@ -23,7 +23,8 @@ class EffectorStats:
     """Position error of one effector site against its retarget target over the clip.
 
     Attributes:
-        site: target site name; ``role``: ``l_hand`` … ``head`` or ``root``.
+        site: target site name; ``role``: ``l_hand`` … ``head``, ``root``, or ``l_ball`` /
+            ``r_ball`` (the soft ball sites under a toe-less source's feet).
         mean_error_cm, max_error_cm: mean / largest distance to the target, cm.
         within_1cm: fraction of frames within 1 cm.
     """
@@ -190,7 +191,8 @@ def report_rows(reports: Sequence[tuple[str, RetargetReport | None, str]]) -> tu
     """Headers and rows of the printed table for ``(name, report or None, status)`` items.
 
     Errors are means over the frames (cm); "max err" is the largest hand, foot or head error;
-    the root (a soft target) has its own column.
+    the root (a soft target) has its own column; the balls of toe-less sources' feet (soft,
+    ``Retargeter``) are in the report's effectors only.
     """
     headers = ["clip", "status", "frames", "hand err", "foot err", "head err", "max err",
                "root err", "skate", "penetr.", "limit viol.", "not conv.", "it/frame",
@@ -205,7 +207,8 @@ def report_rows(reports: Sequence[tuple[str, RetargetReport | None, str]]) -> tu
             v = [e.mean_error_cm for e in effs if e.role.endswith(suffix)]
             return round(float(np.mean(v)), 3) if v else "-"
 
-        hard = [e.max_error_cm for e in rep.effectors if e.role != "root"]
+        hard = [e.max_error_cm for e in rep.effectors
+                if e.role != "root" and not e.role.endswith("_ball")]  # soft, like the root
         rows.append((name, status, rep.frames, mean("_hand"), mean("_foot"), mean("head"),
                      round(max(hard), 2) if hard else "-", mean("root"),
                      round(rep.max_skate_cm, 3), round(rep.max_penetration_cm, 3),

@@ -60,8 +60,11 @@ ROOT_SITE = "retarget:root"
 REACH_MARGIN = 0.995
 
 #: Default IK weight of each effector role.
+W_BALL = 0.05
 DEFAULT_WEIGHTS: dict[str, float] = {"l_hand": 1.0, "r_hand": 1.0, "l_foot": 1.0, "r_foot": 1.0,
-                                     "head": 0.5, "root": 0.3}
+                                     "head": 0.5, "root": 0.3, "l_ball": W_BALL, "r_ball": W_BALL}
+#: prefix of the ball sites added under a toe-less source's feet (``retarget:l_ball``)
+BALL_SITE = "retarget:{}_ball"
 
 
 @dataclass(frozen=True)
@@ -290,8 +293,10 @@ class Retargeter:
         flat_q = None
         if o.flat_feet and fk_clip is not None:
             frames = A.flat_foot_frames(self.source, self.mapping.source_roles,
-                                        fk_clip.joint_positions, self.fps)
+                                        fk_clip.joint_positions, self.fps,
+                                        S_clip=fk_clip.site_positions)
             flat_q = {side: np.asarray(q_clip[t]) for side, t in frames.items()}
+
         self.alignment = A.align(self.source, self.target, self.mapping, rest_q, kind, o.scale,
                                  flat_q)
         self._setup_effectors()
@@ -332,6 +337,26 @@ class Retargeter:
             roles = {s: r for s, r in roles.items() if r in wanted}
         movable = self._movable_joints()
         free_root = not al.fixed_root and o.root_target and (wanted is None or "root" in wanted)
+        # a toe-less source foot aligned sole to sole (align: tip_soles) has no toe to drive a
+        # ball: a site under the target's ball, on its foot, is held on the ground like the foot
+        # site under the ankle, so the sole stays flat where the source's stands flat (the
+        # joint-space reference alone lets the shin's lean pitch the foot: louise's heels
+        # 6-10 cm up); soft (weight 0.5), and not part of convergence
+        ball_roles = {}
+        fk0 = forward_kinematics(tgt, tgt.rest_q) if al.tip_soles else None
+        for side in al.tip_soles if o.contacts else ():
+            foot_j, ball_j = tr.get(f"{side}_foot"), tr.get(f"{side}_toe")
+            foot_site = next((st for st, r in roles.items() if r == f"{side}_foot"), None)
+            if foot_j is None or ball_j is None or foot_site is None:
+                continue  # also: the foot not driven (effectors=...)
+            f, b = tgt.joint_index(foot_j), tgt.joint_index(ball_j)
+            z = fk0.site_positions[tgt.site_index(foot_site), 2] if not \
+                foot_site.startswith("retarget:") else fk0.joint_positions[f, 2]
+            p = np.array([*fk0.joint_positions[b, :2], z])
+            off = fk0.joint_rotations[f].T @ (p - fk0.joint_positions[f])
+            extra.append(Site(BALL_SITE.format(side), foot_j, tuple(off)))
+            ball_roles[BALL_SITE.format(side)] = f"{side}_ball"
+        roles.update(ball_roles)
         if free_root:
             # at the hip centre (align.hip_centre), where the hips are placed
             extra.append(Site(ROOT_SITE, tgt.joint_names[al.hips_t], tuple(al.hip_offset)))
@@ -346,7 +371,8 @@ class Retargeter:
                 joints, sites = tgt.to_joints()
                 skel = made[key] = Skeleton.from_joints(f"{tgt.name}+retarget", joints,
                                                         [*sites, *extra], meta=dict(tgt.meta))
-        order = {"l_hand": 0, "r_hand": 1, "l_foot": 2, "r_foot": 3, "head": 4}
+        order = {"l_hand": 0, "r_hand": 1, "l_foot": 2, "r_foot": 3, "head": 4, "l_ball": 5,
+                 "r_ball": 6}
         eff = [(s, r) for s, r in roles.items() if movable[skel.site_joint[skel.site_index(s)]]]
         eff.sort(key=lambda sr: (order.get(sr[1], 9), sr[0]))
         if free_root:
@@ -368,8 +394,17 @@ class Retargeter:
         self.problem = build_problem(skel, skel.rest_q, targets,
                                      weights={s: w[r] for s, r in eff})
         self._foot_k = [i for i, r in enumerate(self.effector_roles) if r.endswith("_foot")]
+        # held sites: the feet, then the balls (tip_soles); contacts, holds and RetargetState's
+        # feet / contact / free_feet run over these, the crouch and the report over the feet
+        self._ball_k = [i for i, r in enumerate(self.effector_roles) if r.endswith("_ball")]
+        self._hold_k = self._foot_k + self._ball_k
+        self._ball_foot = [self.effector_roles.index(self.effector_roles[k][0] + "_foot")
+                           for k in self._ball_k]
+        self._soft = (ROOT_SITE, *(self.effector_sites[i] for i in self._ball_k))
         S0 = fk.site_positions
         self.h_sole = np.array([S0[self._site_idx[i], 2] - al.target_ground for i in self._foot_k])
+        self.h_hold = np.array([S0[self._site_idx[i], 2] - al.target_ground
+                                for i in self._hold_k])
         # the leg's base (thigh joint) and reach (rest distance to the foot site, legs straight)
         self._leg_base = np.full(len(self._foot_k), -1, dtype=np.int64)
         self._reach = np.full(len(self._foot_k), np.inf)
@@ -450,15 +485,39 @@ class Retargeter:
         base = np.where(self._leg_base >= 0, self._leg_base, al.hips_t)
         out = {"bq": bq, "virtual": virt, "A": Afix, "b": bfix, "dz": dz, "ground": plane,
                "p_hips": p_hips, "leg_base": P[:, base]}
+        out["ball_v"], out["ball_floor"] = self._ball_reference(bq)
         if clip:
-            feet = virt[:, self._foot_k]
+            feet = virt[:, self._hold_k]
             if self.options.contacts and self._foot_k:
-                h = feet[..., 2] - self.h_sole
+                h = feet[..., 2] - self.h_hold
                 out["contact"] = detect_contacts(h, horizontal_speed(feet, self.fps), self.fps,
                                                  self._params)
             else:
-                out["contact"] = np.zeros((R.shape[0], len(self._foot_k)), dtype=bool)
+                out["contact"] = np.zeros((R.shape[0], len(self._hold_k)), dtype=bool)
         return out
+
+    def _ball_reference(self, bq: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """For the ball sites (:func:`ball_target`): ``(T, n_balls, 3)`` the foot-to-ball
+        vector of the reference pose ``bq`` (within the joint limits, so a ball target built
+        on it asks for nothing the reference does not, except to flatten the sole in contact),
+        and ``(T, n_balls)`` the lowest ball-above-foot height (m) a ball target may ask for:
+        where the reference's foot joint is at a limit of its DoFs (body95's ankle dorsiflexes
+        20°: the pirouette's and mocapbank's shins lean 35-40° forward over a flat source
+        foot), the reference's own, which the ankle reaches; elsewhere −inf (on the ground)."""
+        T = bq.shape[0]
+        v = np.zeros((T, len(self._ball_k), 3))
+        floor = np.full((T, len(self._ball_k)), -np.inf)
+        if not self._ball_k:
+            return v, floor
+        skel = self.solve_skeleton
+        S = forward_kinematics(skel, bq).site_positions
+        for n, (k, kf) in enumerate(zip(self._ball_k, self._ball_foot, strict=True)):
+            dofs = skel.joint_dofs(skel.site_joint[self._site_idx[k]])
+            x = bq[:, dofs]
+            at = np.any((x <= skel.lower[dofs] + 1e-6) | (x >= skel.upper[dofs] - 1e-6), axis=1)
+            v[:, n] = S[:, self._site_idx[k]] - S[:, self._site_idx[kf]]
+            floor[at, n] = v[at, n, 2]
+        return v, floor
 
     def _site_idx_target(self) -> np.ndarray:
         """Site indices in the solve skeleton, -1 for the root (sites of desired_positions are
@@ -503,7 +562,7 @@ class Retargeter:
                 raise OptionError(f"frame {t} out of range 0..{self.n_frames - 1}")
             c = self.clip
             bq, virt, Afix, bfix = c["bq"][t], c["virtual"][t], c["A"][t], c["b"][t]
-            legs = c["leg_base"][t]
+            legs, balls = c["leg_base"][t], (c["ball_v"][t], c["ball_floor"][t])
             flags = c["contact"][t].copy()
         else:
             qs = self.source.check_q(frame, "frame")
@@ -514,24 +573,25 @@ class Retargeter:
             c = self._prepare(fk.joint_rotations, fk.joint_positions, clip=False)
             t = -1
             bq, virt, Afix, bfix = c["bq"][0], c["virtual"][0], c["A"][0], c["b"][0]
-            legs = c["leg_base"][0]
-            feet = virt[self._foot_k]
+            legs, balls = c["leg_base"][0], (c["ball_v"][0], c["ball_floor"][0])
+            feet = virt[self._hold_k]
             if o.contacts and self._foot_k:
-                flags = self._online.update(feet[:, 2] - self.h_sole, feet,
+                flags = self._online.update(feet[:, 2] - self.h_hold, feet,
                                             None if state is None else state.contact,
                                             None if state is None else state.free_feet)
             else:
-                flags = np.zeros(len(self._foot_k), dtype=bool)
+                flags = np.zeros(len(self._hold_k), dtype=bool)
         if edits is not None and edits.contacts:
             for site, on in edits.contacts.items():
                 k = self.effector_sites.index(site) if site in self.effector_sites else -1
-                if k not in self._foot_k:
+                if k not in self._hold_k:
                     raise UnknownNameError(f"contacts edit: {site!r} is not a foot effector; feet "
-                                           f"are {[self.effector_sites[i] for i in self._foot_k]}")
-                flags[self._foot_k.index(k)] = bool(on)
-        prev_feet = state.feet if state is not None else tuple(FootState() for _ in self._foot_k)
+                                           f"are {[self.effector_sites[i] for i in self._hold_k]}")
+                flags[self._hold_k.index(k)] = bool(on)
+        prev_feet = state.feet if state is not None else tuple(FootState() for _ in self._hold_k)
         tg, bq, feet_state, drop = self._frame_targets(
-            virt, bq, Afix, bfix, legs, flags, prev_feet, None if state is None else state.crouch)
+            virt, bq, Afix, bfix, legs, flags, prev_feet, None if state is None else state.crouch,
+            balls)
         ref = bq
         if edits is not None:
             tg, ref = self._apply_edits(edits, tg, bq)
@@ -553,16 +613,19 @@ class Retargeter:
             iters += res.iterations
             conv = self._converged(res.error)
         new = RetargetState(t, res.q, res.state, tuple(feet_state), np.asarray(flags, dtype=bool),
-                            virt[self._foot_k].copy(), tg, iters, conv, drop, res.fk)
+                            virt[self._hold_k].copy(), tg, iters, conv, drop, res.fk)
         return res.q, new
 
     def _frame_targets(self, virt: np.ndarray, bq: np.ndarray, Afix: np.ndarray, bfix: np.ndarray,
                        legs: np.ndarray, flags: np.ndarray, prev_feet: tuple[FootState, ...],
-                       prev_crouch: float | None
+                       prev_crouch: float | None,
+                       balls: tuple[np.ndarray, np.ndarray] | None = None
                        ) -> tuple[np.ndarray, np.ndarray, list[FootState], float]:
         """One frame's effector targets ``(k, 3)`` and reference pose from its prepared arrays,
         the contact flags and the previous frame's feet and crouch (``None``: first frame):
-        feet held during contacts, hips lowered to keep held feet within reach. Returns
+        feet held during contacts, hips lowered to keep held feet within reach, balls on the
+        ground (:func:`ball_target`; ``balls``: this frame's ``ball_v (n_balls, 3)`` and
+        ``ball_floor (n_balls,)`` of :meth:`_ball_reference`). Returns
         ``(targets, reference, feet, crouch)``; depends on no solved pose, so :meth:`run`
         computes every frame's before solving them all at once."""
         o = self.options
@@ -593,6 +656,12 @@ class Retargeter:
             elif self._carrier_dz is not None:
                 bq = bq.copy()
                 bq[self._carrier_dz[0]] += drop * self._carrier_dz[1]
+        nf = len(self._foot_k)
+        for n, (k, kf) in enumerate(zip(self._ball_k, self._ball_foot, strict=True)):
+            tg[k], fs = ball_target(bool(flags[nf + n]) and o.contacts, tg[kf], virt[k] - virt[kf],
+                                    float(self.h_hold[nf + n]), prev_feet[nf + n], self._n_in,
+                                    self._n_out, float(balls[1][n]))
+            feet_state.append(fs)
         if self.alignment.fixed_root:
             tg = tg @ Afix.T + bfix
         return tg, bq, feet_state, drop
@@ -614,7 +683,7 @@ class Retargeter:
         """Every effector but the root within ``factor · tol`` (the root is a soft target: with
         the feet held on the ground it may have to give a few millimetres)."""
         tol = self.options.tol * factor * (1 + 1e-9)
-        return all(e <= tol for s, e in error.items() if s != ROOT_SITE)
+        return all(e <= tol for s, e in error.items() if s not in self._soft)
 
     def _apply_edits(self, edits: RetargetEdits, tg: np.ndarray, bq: np.ndarray):
         for kind, table in (("targets", edits.targets), ("offsets", edits.offsets)):
@@ -663,18 +732,18 @@ class Retargeter:
             # of per-frame Python; tests/retarget/test_retarget_sequence.py)
             o, c = self.options, self.clip
             refs = np.empty((T, n))
-            feet = tuple(FootState() for _ in self._foot_k)
+            feet = tuple(FootState() for _ in self._hold_k)
             drop = None
             for t in range(T):
                 targets[t], refs[t], feet, drop = self._frame_targets(
                     c["virtual"][t], c["bq"][t], c["A"][t], c["b"][t], c["leg_base"][t],
-                    c["contact"][t], feet, drop)
+                    c["contact"][t], feet, drop, (c["ball_v"][t], c["ball_floor"][t]))
                 crouch[t] = drop
             q, iters = ik.solve_sequence(targets, refs, iterations=o.iterations,
                                          first_iterations=o.first_iterations,
                                          tol=o.tol * 1.0 * (1 + 1e-9),
                                          catch_tol=o.tol * o.catch_up * (1 + 1e-9), jump=o.jump,
-                                         skip_sites=(ROOT_SITE,))
+                                         skip_sites=self._soft)
         else:
             for t in range(T):
                 q[t], state = self.step(t, state=state)
@@ -703,7 +772,8 @@ class Retargeter:
         ach = fk.site_positions[:, self._site_idx] if T else np.zeros((0, len(self._site_idx), 3))
         eff = effector_stats(self.effector_sites, self.effector_roles, ach, targets)
         err = np.linalg.norm(ach - targets, axis=-1)
-        hard = [i for i, r in enumerate(self.effector_roles) if r != "root"]
+        hard = [i for i, r in enumerate(self.effector_roles)
+                if r != "root" and not r.endswith("_ball")]
         not_conv = int(np.sum(err[:, hard].max(axis=1) > self.options.tol * (1 + 1e-6))) \
             if T and hard else 0
         lo, hi = self.target.lower, self.target.upper
@@ -716,7 +786,8 @@ class Retargeter:
             if crouch is not None:
                 bfix = bfix + crouch[:, None] * Afix[:, :, 2]
             fp = np.einsum("tba,tfb->tfa", Afix, fp - bfix[:, None, :])  # virtual world
-        flags = self.clip["contact"] if self.clip is not None else np.zeros((T, len(feet_sites)), bool)
+        flags = self.clip["contact"][:, :len(feet_sites)] if self.clip is not None \
+            else np.zeros((T, len(feet_sites)), bool)
         feet = foot_stats(feet_sites, fp, flags, self.h_sole)
         src = self.motion.meta.get("source", self.source.name) if self.motion is not None \
             else self.source.name
@@ -728,6 +799,60 @@ class Retargeter:
             scale=al.scale, root_offset_z_m=float(np.mean(self.clip["dz"])) if self.clip else self._dz,
             source_rest=al.source_rest_kind, mapping=self.mapping.to_dict(), time_s=elapsed,
             frames_per_second=T / elapsed if elapsed > 0 else 0.0)
+
+
+def ball_target(contact: bool, foot: np.ndarray, v: np.ndarray, h_ball: float, state: FootState,
+                n_in: int, n_out: int, floor: float = -np.inf) -> tuple[np.ndarray, FootState]:
+    """The target of a ball site (``BALL_SITE``) for one frame, and the next state.
+
+    The ball rides on the foot: its target is the foot's target plus the desired foot-to-ball
+    vector ``v`` (the source's, rigid on the target's foot, so the two targets are reachable
+    together and the ball does not pull the foot off its own target), turned about
+    the horizontal axis so that the ball is **on the ground** (``z = h_ball``) while it is in
+    contact, and never below it: a flat source sole holds the target sole flat, a source heel
+    off (the foot site lifted by :func:`~animik.semantics.contacts.hold_foot`) pitches it
+    about the ball. The change of height is eased in / out over ``n_in`` / ``n_out`` frames.
+
+    Args:
+        contact: the ball is in contact on this frame (its own detection: low and slow).
+        foot: ``(3,)`` the foot site's target this frame; ``v``: ``(3,)`` desired ball − foot.
+        h_ball: the ball site's height on a flat sole (m); ``state``: the previous frame's
+            (``last[0]`` the vertical offset given, ``blend_in`` / ``blend_out`` frames left).
+        floor: the lowest ball-above-foot offset to ask for (m): what the ankle reaches where
+            its limits stop a flat sole (``Retargeter._ball_floor``).
+    """
+    d = float(np.linalg.norm(v))
+    free = max(float(v[2]), h_ball - float(foot[2]))  # the source's pitch, above the ground
+    flat = max(h_ball - float(foot[2]), floor)
+    free = max(free, floor)
+    left_in, left_out = state.blend_in, state.blend_out
+    prev = state.last[0] if state.last is not None else free
+    if contact:
+        if not state.in_contact:
+            left_in, left_out = n_in, 0
+        dz = flat
+        if left_in > 0:
+            w = _smoothstep(left_in / (n_in + 1.0))
+            dz = max(flat + (prev - flat) * w, flat)
+            left_in -= 1
+    else:
+        if state.in_contact:
+            left_out, left_in = n_out, 0
+        dz = free
+        if left_out > 0:
+            w = _smoothstep(left_out / (n_out + 1.0))
+            dz = max(free + (prev - free) * w, flat)
+            left_out -= 1
+    dz = float(np.clip(dz, -d, d))
+    h = np.array([v[0], v[1]])
+    nh = float(np.linalg.norm(h))
+    h = h / nh if nh > 1e-9 else np.array([1.0, 0.0])
+    out = foot + np.array([*(h * np.sqrt(max(d * d - dz * dz, 0.0))), dz])
+    return out, FootState(contact, state.anchor, (dz, 0.0, 0.0), left_in, left_out)
+
+
+def _smoothstep(w: float) -> float:
+    return w * w * (3.0 - 2.0 * w)
 
 
 def retarget(source: Motion, target: Skeleton | str, mapping: Any = None, **options: Any) -> Motion:

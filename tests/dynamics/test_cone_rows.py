@@ -101,3 +101,63 @@ def test_simplex_duals_equal_highs_marginals():
     rb, yb = cone_duals_fast(cols, ub, w)
     np.testing.assert_allclose(rb, ra, atol=1e-9)
     np.testing.assert_allclose(yb, ya, atol=1e-9)
+
+
+def _heaving_sway_on_low_rests(skel, sink=0.027):
+    """The raised sway (a bigger bow: 5 rounds) with the rests ``sink`` m below the soles
+    (within the 3 cm contact tolerance) and the body heaving +-1 cm: the soles' points go in
+    and out of contact with the rests."""
+    import dataclasses
+
+    m, sup = _raised_sway(skel, amp=0.3)
+    q = m.q.copy()
+    q[:, skel.dof_index("pelvis_tz")] += 0.01 * np.sin(2 * np.pi * 0.7 * np.arange(m.n_frames)
+                                                       / m.fps)
+    sup = SupportSet(tuple(dataclasses.replace(s, points=s.points - [0.0, 0.0, sink])
+                           for s in sup.supports), "test")
+    return Motion(skel, q, m.fps), sup
+
+
+def test_surface_rows_do_not_ratchet_the_body_into_the_rests():
+    """Re-linearised every round, the rows keeping a touching point on its rest pushed each
+    newly touching point below 90 % of the tolerance and nothing pulled the body back (louise's
+    ride 1.6 cm, at most 2.7 cm, below the input's). A row now keeps the body within
+    ``DROP`` of the clip the correction started from: the heaving sway sinks less (measured:
+    mean -0.40 cm; main -0.63 cm, the rounds' pushes adding up)."""
+    skel = animik.load_rig("body95")
+    m, sup = _heaving_sway_on_low_rests(skel)
+    before = check_clip(m, supports=sup)
+    assert (~before.feasible).sum() >= 20
+    res = correct_clip(m, supports=sup)
+    after = check_clip(res.motion, supports=sup)
+    assert after.feasible.all(), after.infeasible_frames
+    z = skel.dof_index("pelvis_tz")
+    dz = res.motion.q[:, z] - m.q[:, z]
+    assert dz.mean() > -0.005, (dz.mean(), dz.min())
+
+
+def test_surface_rows_pull_a_sunk_body_back_to_the_reference():
+    """The rows of a clip whose body sits 1 cm lower than the reference's (every touching frame):
+    each such frame gets a row asking the vertical slide to bring it back to within ``DROP``
+    (``dz >= 0.01 - DROP``), on the root's vertical slide only (mode 2, through ``D0``)."""
+    from animik.dynamics.clip import clip_states
+    from animik.dynamics.cone_rows import DROP, _surface_rows
+
+    skel = animik.load_rig("body95")
+    m, sup = _heaving_sway_on_low_rests(skel, sink=0.02)
+    q = m.q.copy()
+    q[:, skel.dof_index("pelvis_tz")] -= 0.01
+    chk = check_clip(Motion(skel, q, m.fps), supports=sup)
+    frames = np.arange(m.n_frames)
+    sf = sup.at(skel, chk.states.q, frames=frames)
+    g_ref = sup.at(skel, clip_states(skel, m.q, m.fps).q, frames=frames).gap
+    touching = (sf.push_touch & np.isfinite(sf.gap)).any(axis=1)
+    assert touching.sum() >= 60
+    f0, c0, r0 = _surface_rows(chk, frames, sf, 5)
+    f1, c1, r1 = _surface_rows(chk, frames, sf, 5, g_ref=g_ref)
+    np.testing.assert_array_equal(f1[:len(f0)], f0)  # the contact rows as before, then ...
+    f, c, r = f1[len(f0):], c1[len(f0):], r1[len(f0):]
+    np.testing.assert_array_equal(f, np.flatnonzero(touching))  # ... one row a touching frame
+    assert np.count_nonzero(c) == len(f) and (c[:, 0, 2] < 0).all()
+    # the row c dz <= r with c < 0, i.e. dz >= r / c: back up by the 1 cm sunk, less DROP
+    np.testing.assert_allclose(r / c[:, 0, 2], 0.01 - DROP, atol=1e-6)

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 
+import numpy as np
 from conftest import SHARED_BVH, needs_shared, seated_clip
 
 import animik
@@ -25,6 +26,25 @@ def test_a_still_body_with_no_foot_near_the_floor_is_held_by_something_else():
     q = hop.q.copy()
     q[45:, skel.dof_index("pelvis_tz")] = q[0, skel.dof_index("pelvis_tz")]
     assert held_off_floor(Motion(skel, q, 30.0)) == []
+
+
+def test_settling_onto_the_seat_does_not_split_the_held_stretch():
+    """A body settling 8 cm onto its seat in 0.3 s (its 1 s s.d. above the stillness bound for
+    a moment) with every foot still far off the floor is held by the same seat throughout: one
+    stretch (main: two, each with its own seat; louise on flat body95 feet sitting down onto
+    the saddle, 965-982, carried by nothing)."""
+    skel = animik.load_rig("body95")
+    m = seated_clip(skel, T=300)
+    q = m.q.copy()
+    r = np.clip((np.arange(300) / 30.0 - 5.0) / 0.3, 0.0, 1.0)
+    q[:, skel.dof_index("pelvis_tz")] -= 0.08 * (3 * r ** 2 - 2 * r ** 3)
+    sink = Motion(skel, q, 30.0)
+    (a, b), = held_off_floor(sink)
+    assert 40 <= a <= 60 and b == 300
+    # a body that comes down to the floor in the gap (0.4 s) is two stretches: the floor
+    # carried it in between
+    q[140:152, skel.dof_index("pelvis_tz")] = q[0, skel.dof_index("pelvis_tz")]
+    assert len(held_off_floor(Motion(skel, q, 30.0))) == 2
 
 
 def test_filter_with_the_floor_only_refuses_a_seated_clip_and_says_why(tmp_path, capsys):
