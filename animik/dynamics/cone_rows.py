@@ -30,9 +30,7 @@ mass ``c``, as the programme has them). Along the correction's modes (root slide
 Rows that keep the world surfaces' contacts where they are (the root's vertical shift changes
 every body point's gap to a seat or foot rest): a body point touching a world surface stays
 within 90 % of the tolerance of it, on either side (it neither leaves it nor goes through
-it: the check's ``through support``), and the body no more than ``DROP`` below where the clip
-the correction started from had it: rows re-taken from each round's pose alone ratchet the
-body onto the surface (docs/dynamics.md 5f, "Flat feet on the bike").
+it: the check's ``through support``).
 """
 
 from __future__ import annotations
@@ -54,9 +52,6 @@ GRIP_SAFETY = 0.9
 MARGIN = 0.01
 #: residual (body weights) of the shrunken cone below which a frame gets no row
 ROW_TOL = 1e-7
-#: m, how far the world-surface rows let the correction lower a body resting on a surface
-#: below the clip it started from (:func:`_surface_rows`)
-DROP = 0.003
 
 
 def _shrink(pts: np.ndarray, group: np.ndarray, margin: float) -> np.ndarray:
@@ -169,15 +164,12 @@ def cone_duals_fast(cols: np.ndarray, ub: np.ndarray, w_ref: np.ndarray
 def cone_rows(filt: DynamicsFilter, chk, E_all: np.ndarray, Aw_all: np.ndarray,
               md: np.ndarray, eps: float = 1e-6,
               friction_safety: float = FRICTION_SAFETY, grip_safety: float = GRIP_SAFETY,
-              margin: float = MARGIN, probe: float = 0.03, ref_q: np.ndarray | None = None
-              ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+              margin: float = MARGIN, probe: float = 0.03) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """Method A's rows on the supported frames of ``chk`` (module docstring), on the same
     unknowns as :func:`animik.dynamics.correct._linearise`'s: each row's frame, its
     coefficients ``(r, 3, k)`` on the frame's ``D0, D1, D2`` window weights and the ``k`` modes
     ``E_all (T, n, k)`` (``Aw_all (T, 6, n)`` the frames' wrench matrices, ``md`` the modes'
-    DoFs), and ``rows x <= rhs``. ``ref_q (T, n_dof)``: the (smoothed) poses of the clip the
-    correction started from; a body resting on a world surface is kept within ``DROP`` of
-    its height there (:func:`_surface_rows`).
+    DoFs), and ``rows x <= rhs``.
 
     Returns:
         ``(frame (r,), coef (r, 3, k), rhs (r,))``; empty when no supported frame is outside
@@ -238,10 +230,7 @@ def cone_rows(filt: DynamicsFilter, chk, E_all: np.ndarray, Aw_all: np.ndarray,
         out_f.append(fr[inv])
         out_c.append(np.einsum("ra,drak->rdk", G, Bd[:, inv]))
         out_r.append(ROW_SCALE * (np.einsum("ra,ra->r", y, off) - r_p))
-    g_ref = None
-    if ref_q is not None and sf.gap is not None and sf.gap.shape[1]:
-        g_ref = chk.supports.at(skel, np.asarray(ref_q)[sup], frames=sup).gap
-    kf, kc, kr = _surface_rows(chk, sup, sf, k, g_ref=g_ref)
+    kf, kc, kr = _surface_rows(chk, sup, sf, k)
     out_f.append(kf)
     out_c.append(kc)
     out_r.append(kr)
@@ -261,20 +250,11 @@ def _screen(cols, ub, w_ref):
     return ok, resid
 
 
-def _surface_rows(chk, sup: np.ndarray, sf, k: int, room: float = 0.9,
-                  g_ref: np.ndarray | None = None, drop: float = DROP
+def _surface_rows(chk, sup: np.ndarray, sf, k: int, room: float = 0.9
                   ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """Rows keeping the body points touching a world surface within ``room`` times its
     tolerance of it, on both sides (the root's vertical slide, mode 2, moves every body point
-    by ``dz``, seen through ``D0``).
-
-    With ``g_ref (F, P)`` (the gaps of the clip the correction started from, NaN where no body
-    part rests), each frame with a touching point also gets a row keeping the body no more than
-    ``drop`` m below where that clip had it (its touching points' mean gap change): re-linearised
-    every round, the ``room`` rows push each newly touching point below 90 % of the tolerance
-    and nothing pulled the body back -- a ratchet (louise's ride 1.6 cm, at most 2.7 cm, below
-    the input's; seat touching share 66 -> 93 %). A row with the weight of the others, so the
-    two meet halfway where they disagree."""
+    by ``dz``, seen through ``D0``)."""
     if sf.gap is None or not sf.gap.shape[1] or chk.supports is None:
         return np.zeros(0, np.int64), np.zeros((0, 3, k)), np.zeros(0)
     sup_of = sf.push_support
@@ -282,11 +262,11 @@ def _surface_rows(chk, sup: np.ndarray, sf, k: int, room: float = 0.9,
     nz = np.array([chk.supports.supports[i].normal[2] for i in sup_of])
     g = sf.gap  # (F, P) NaN where no body part rests on it
     act = sf.active[:, sup_of] & np.isfinite(g)
-    touch = act & sf.push_touch & (np.abs(nz)[None] > 1e-6)
+    touch = act & sf.push_touch
     frames, coefs, rhs = [], [], []
     # touching: g + nz dz <= room tol (stays on it), -(g + nz dz) <= room tol (not through)
     for sign in (1.0, -1.0):
-        f, p = np.nonzero(touch)
+        f, p = np.nonzero(touch & (np.abs(nz)[None] > 1e-6))
         if not len(f):
             continue
         cf = np.zeros((len(f), 3, k))
@@ -294,19 +274,6 @@ def _surface_rows(chk, sup: np.ndarray, sf, k: int, room: float = 0.9,
         frames.append(sup[f])
         coefs.append(100.0 * cf)  # as the floor's contact-keeping rows (correct._contact_rows)
         rhs.append(100.0 * (room * tol[p] - sign * g[f, p]))
-    if g_ref is not None:
-        # the body's vertical offset from the reference: its touching points' gap change along
-        # z (a vertical slide moves each by nz dz), averaged; -(offset + dz) <= drop
-        ok = touch & np.isfinite(g_ref)
-        f = np.flatnonzero(ok.any(axis=1))
-        if len(f):
-            dz = np.where(ok[f], (g[f] - np.nan_to_num(g_ref[f])) / np.where(ok[f], nz, 1.0), 0.0)
-            off = dz.sum(axis=1) / ok[f].sum(axis=1)
-            cf = np.zeros((len(f), 3, k))
-            cf[:, 0, 2] = -1.0
-            frames.append(sup[f])
-            coefs.append(100.0 * cf)
-            rhs.append(100.0 * (drop + off))
     if not frames:
         return np.zeros(0, np.int64), np.zeros((0, 3, k)), np.zeros(0)
     return np.concatenate(frames), np.concatenate(coefs), np.concatenate(rhs)

@@ -52,7 +52,7 @@ from ..semantics.contacts import ContactParams
 from . import _support
 from ._penalty_qp import FrameRows, solve_penalty_qp
 from ._savgol import savgol_matrix, window_frames
-from .clip import ClipFeasibility, check_clip, clip_states
+from .clip import ClipFeasibility, check_clip
 from .cone_rows import cone_rows
 from .contacts import ContactModel, contact_model_for_clip
 from .filter import DynamicsFilter, FilterOptions, _area_skate, terms_batch, wrench_batch
@@ -232,17 +232,15 @@ class _Setup:
                    ops, R, opt.friction_safety * opt.mu * np.cos(np.pi / 8), dirs)
 
     def step(self, chk: ClipFeasibility, q: np.ndarray, motion: Motion, mode_window: float,
-             rho: float, newton_steps: int = 6, ref_q: np.ndarray | None = None
-             ) -> tuple[np.ndarray, bool, str]:
-        """One round (:func:`_qp_step`) from ``q``, ``chk`` its check; ``ref_q``: the rounds'
-        first check's poses (:func:`.cone_rows.cone_rows`). A QP whose Newton matrix is not
-        positive definite (rows of a degenerate linearisation: NaN or huge coefficients) ends
-        the rounds like a QP without a solution: the best round so far is the result, reported
-        with its infeasible frames (never a traceback)."""
+             rho: float, newton_steps: int = 6) -> tuple[np.ndarray, bool, str]:
+        """One round (:func:`_qp_step`) from ``q``, ``chk`` its check. A QP whose Newton
+        matrix is not positive definite (rows of a degenerate linearisation: NaN or huge
+        coefficients) ends the rounds like a QP without a solution: the best round so far is
+        the result, reported with its infeasible frames (never a traceback)."""
         try:
             return _qp_step(self.filt, chk, q, motion, self.slides, self.upper, self.ops,
                             self.R, self.mu_in, self.dirs, self.filt.weight, mode_window, rho,
-                            newton_steps, ref_q=ref_q)
+                            newton_steps)
         except np.linalg.LinAlgError:
             return q, False, "failed"
 
@@ -303,11 +301,9 @@ def correct_clip(motion: Motion, options: FilterOptions | None = None,
 def _rounds(motion: Motion, options: FilterOptions | None, iterations: int, w_pos: float,
             w_vel: float, mode_window: float, max_change: float, rho: float,
             contacts: ContactModel | None, patience: int, w_smooth: float,
-            supports: SupportSet | None = None, progress: Progress | None = None,
-            reference: Motion | None = None) -> CorrectionResult:
-    """:func:`correct_clip`'s rounds with one smoothness weight; ``reference``: the clip a body
-    resting on a world surface keeps its height of (default ``motion``; the plant passes: the
-    input, not the pass's start, so that the passes do not add up; :mod:`.cone_rows`)."""
+            supports: SupportSet | None = None, progress: Progress | None = None
+            ) -> CorrectionResult:
+    """:func:`correct_clip`'s rounds with one smoothness weight."""
     opt = (options or FilterOptions()).checked()
     t0 = time.perf_counter()
     skel = motion.skeleton
@@ -319,7 +315,6 @@ def _rounds(motion: Motion, options: FilterOptions | None, iterations: int, w_po
     best = (T + 1, q)
     first: ClipFeasibility | None = None
     since_best = 0  # rounds since the best one: the rounds still converge slowly (mocapbank)
-    ref_q = None
     newton_steps = 6  # finite Newton steps before the interior point (see below)
     for _ in range(iterations + 1):
         chk = check_clip(Motion(skel, q, motion.fps), mu=opt.mu, window=opt.window, contacts=cm,
@@ -338,10 +333,7 @@ def _rounds(motion: Motion, options: FilterOptions | None, iterations: int, w_po
         held = chk.check.in_contact.any(axis=1) | chk.check.support_active.any(axis=1)
         if not (bad & held).any() or len(history) > iterations or since_best >= patience:
             break  # frames carried by nothing have no rows: nothing more to do
-        if ref_q is None and supports is not None and len(supports):
-            ref_q = first.states.q if reference is None else clip_states(
-                skel, reference.q, motion.fps, window=opt.window).q
-        q2, ok, method = su.step(chk, q, motion, mode_window, rho, newton_steps, ref_q=ref_q)
+        q2, ok, method = su.step(chk, q, motion, mode_window, rho, newton_steps)
         # A QP that needed the interior point (heavy rows hovering at their bounds) is followed
         # by QPs of the same kind (the rows are the same kinds): the next rounds go straight to
         # the interior point, whose answer does not depend on the Newton steps it would skip.
@@ -475,8 +467,7 @@ def _check_rows(filt: DynamicsFilter, active: np.ndarray, pts: np.ndarray, mu_in
     return G / weight, lim, ok
 
 
-def _linearise(filt, chk, motion, slides, upper, ops, mu_in, dirs, weight, mode_window,
-               ref_q=None):
+def _linearise(filt, chk, motion, slides, upper, ops, mu_in, dirs, weight, mode_window):
     """The rows of one sequential-QP round: the wrench of every contact frame, linearised in
     the modes, made to satisfy seed D's three checks as linear inequalities (support polygon
     edges shrunk by the margin, an octagonal friction pyramid inside ``friction_safety * mu``,
@@ -535,8 +526,7 @@ def _linearise(filt, chk, motion, slides, upper, ops, mu_in, dirs, weight, mode_
     pts = filt.contacts.points(filt.skel, qc) if chk.points is None else chk.points[contact]
     G, lim, ok = _check_rows(filt, c.in_contact[contact], pts, mu_in, dirs, h_floor, weight)
     # supported frames: the contact-wrench cone linearised (.cone_rows; none without supports)
-    srows = cone_rows(filt, chk, E_all, Aw_all, md, ref_q=ref_q) if c.support_active.any() \
-        else None
+    srows = cone_rows(filt, chk, E_all, Aw_all, md) if c.support_active.any() else None
     if not ok.any() and (srows is None or not len(srows[0])):
         return None
     G, lim = G[ok], lim[ok]
@@ -572,12 +562,11 @@ def _linearise(filt, chk, motion, slides, upper, ops, mu_in, dirs, weight, mode_
 
 
 def _qp_step(filt, chk, q, motion, slides, upper, ops, R, mu_in, dirs, weight, mode_window, rho,
-             newton_steps=6, ref_q=None):
+             newton_steps=6):
     """One sequential-QP round (:func:`_linearise`), with slacks so the QP always has a
     solution. ``newton_steps``: the QP solver's finite Newton steps before its interior point
     (0: the interior point at once). Returns ``(q, solved, the solver's method)``."""
-    lin = _linearise(filt, chk, motion, slides, upper, ops, mu_in, dirs, weight, mode_window,
-                     ref_q)
+    lin = _linearise(filt, chk, motion, slides, upper, ops, mu_in, dirs, weight, mode_window)
     if lin is None:
         return q, False, "none"
     E_all, lo_frame, wts, frame_all, coef_all, rhs = lin
@@ -779,7 +768,7 @@ class _Tier:
             pl.motion = hip_shift(pl.motion, cm, opt.mu, opt.window, supports=supports,
                                   base=base).motion
         res = _rounds(pl.motion, opt, 30, 1.0, 0.1, 0.5, 0.3, 1e2, cm, 4, self.w_smooth,
-                      supports=supports, progress=progress, reference=self.motion)
+                      supports=supports, progress=progress)
         bad = ~res.check.feasible
         self.done = self.k >= self.passes
         if self.best is not None and bad.sum() >= (~self.best.check.feasible).sum():
