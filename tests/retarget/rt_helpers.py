@@ -6,6 +6,7 @@ from pathlib import Path
 
 import numpy as np
 
+from animik.dynamics.clip import detect_clip_contacts
 from animik.motion import Motion
 from animik.skeleton import Dof, Joint, Site, Skeleton
 
@@ -184,3 +185,20 @@ def write_test_clip(path: Path, frames: int = 30, seed: int = 0) -> Path:
     m = smooth_motion(body, frames=frames, seed=seed, amplitude=0.25)
     write_bvh_compatible(m, path, unit_scale="cm")
     return path
+
+
+def heel_lift(skel, q, fps, cm) -> np.ndarray:
+    """Per sole, the median over its stance frames (the check's contact flags) of how far its
+    heel edge is above its lowest point (m)."""
+    flags, _ = detect_clip_contacts(skel, q, fps, contacts=cm)
+    z = cm.points(skel, q)[..., 2]
+    out = []
+    for a in range(cm.n_areas):
+        idx = np.flatnonzero(cm.point_area == a)
+        on_foot = idx[cm.point_joint[idx] == cm.point_joint[idx].min()]  # heel side: foot joint
+        x = cm.point_local[on_foot, 0]
+        heel = on_foot[x <= x.min() + 1e-9]
+        st = flags[:, a]
+        assert st.sum() >= 20, f"sole {cm.names[a]}: {st.sum()} stance frames"
+        out.append(np.median(z[st][:, heel].mean(axis=1) - z[st][:, idx].min(axis=1)))
+    return np.array(out)

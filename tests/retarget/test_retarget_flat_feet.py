@@ -12,8 +12,8 @@ from __future__ import annotations
 import numpy as np
 import pytest
 from conftest import SHARED_BVH, needs_shared
+from rt_helpers import heel_lift
 
-from animik.dynamics.clip import detect_clip_contacts
 from animik.dynamics.contacts import contact_model, contact_model_for_clip
 from animik.io.bvh import read_bvh
 from animik.kinematics import forward_kinematics
@@ -24,36 +24,19 @@ from animik.semantics.roles import classify_joints
 pytestmark = [needs_shared]
 
 
-def _heel_lift(skel, q, fps, cm) -> np.ndarray:
-    """Per sole, the median over its stance frames (the check's contact flags) of how far its
-    heel edge is above its lowest point (m)."""
-    flags, _ = detect_clip_contacts(skel, q, fps, contacts=cm)
-    z = cm.points(skel, q)[..., 2]
-    out = []
-    for a in range(cm.n_areas):
-        idx = np.flatnonzero(cm.point_area == a)
-        on_foot = idx[cm.point_joint[idx] == cm.point_joint[idx].min()]  # heel side: foot joint
-        x = cm.point_local[on_foot, 0]
-        heel = on_foot[x <= x.min() + 1e-9]
-        st = flags[:, a]
-        assert st.sum() >= 20
-        out.append(np.median(z[st][:, heel].mean(axis=1) - z[st][:, idx].min(axis=1)))
-    return np.array(out)
-
-
 @pytest.mark.parametrize("name", ["bandai_namco/dataset-1_walk_normal_001.bvh",
                                   "mixamo_rig/test_freebvh.bvh"])
 def test_stance_heels_on_body95_as_in_the_source(name):
     src = read_bvh(SHARED_BVH / name)
-    lift_src = _heel_lift(src.skeleton, src.q, src.fps, contact_model_for_clip(src.skeleton, src.q))
+    lift_src = heel_lift(src.skeleton, src.q, src.fps, contact_model_for_clip(src.skeleton, src.q))
     out = retarget(src, "body95")
     scale = out.meta["retarget_report"]["scale"]
-    lift = _heel_lift(out.skeleton, out.q, out.fps, contact_model(out.skeleton))
+    lift = heel_lift(out.skeleton, out.q, out.fps, contact_model(out.skeleton))
     # measured: source 0 / 2 cm (Bandai), 1.8 / 1.6 cm (Mixamo); body95 0.5-2.3 cm (10-11 before)
     assert np.all(np.abs(lift - scale * lift_src) < 0.02), (lift, lift_src)
     # the bone-direction alignment kept as an option: it is what stood body95 on its toes
     old = retarget(src, "body95", flat_feet=False)
-    assert np.all(_heel_lift(old.skeleton, old.q, old.fps, contact_model(old.skeleton)) > 0.08)
+    assert np.all(heel_lift(old.skeleton, old.q, old.fps, contact_model(old.skeleton)) > 0.08)
 
 
 def test_flat_foot_frames_are_stance_frames_with_both_joints_down_and_still():

@@ -18,31 +18,14 @@ from __future__ import annotations
 
 import numpy as np
 from conftest import SHARED_BVH, needs_shared
+from rt_helpers import heel_lift
 
-from animik.dynamics.clip import detect_clip_contacts
 from animik.dynamics.contacts import ContactModel, contact_model, derive_soles
 from animik.io.bvh import read_bvh
 from animik.kinematics import forward_kinematics
 from animik.retarget import Retargeter
 from animik.semantics.contacts import FootState
 from animik.semantics.roles import classify_joints
-
-
-def _heel_lift(skel, q, fps, cm) -> np.ndarray:
-    """Per sole, the median over its stance frames (the check's contact flags) of how far its
-    heel edge is above its lowest point (m)."""
-    flags, _ = detect_clip_contacts(skel, q, fps, contacts=cm)
-    z = cm.points(skel, q)[..., 2]
-    out = []
-    for a in range(cm.n_areas):
-        idx = np.flatnonzero(cm.point_area == a)
-        on_foot = idx[cm.point_joint[idx] == cm.point_joint[idx].min()]  # heel side: foot joint
-        x = cm.point_local[on_foot, 0]
-        heel = on_foot[x <= x.min() + 1e-9]
-        st = flags[:, a]
-        assert st.sum() >= 20, f"sole {cm.names[a]}: {st.sum()} stance frames"
-        out.append(np.median(z[st][:, heel].mean(axis=1) - z[st][:, idx].min(axis=1)))
-    return np.array(out)
 
 
 def _flat_frame(skel, roles, fk, fps, side: str) -> int:
@@ -82,11 +65,11 @@ def _flat_frame_soles(skel, q, fps) -> ContactModel:
 @needs_shared
 def test_stance_heels_of_a_toeless_clip_on_body95_as_in_the_source():
     src = read_bvh(SHARED_BVH / "optitrack_adelaide/louise.bvh")
-    lift_src = _heel_lift(src.skeleton, src.q, src.fps,
+    lift_src = heel_lift(src.skeleton, src.q, src.fps,
                           _flat_frame_soles(src.skeleton, src.q, src.fps))
     res = Retargeter(src, "body95").run()
     out = res.motion
-    lift = _heel_lift(out.skeleton, out.q, out.fps, contact_model(out.skeleton))
+    lift = heel_lift(out.skeleton, out.q, out.fps, contact_model(out.skeleton))
     # measured: source 0.3 / 0.0 cm, body95 0.1 / 0.6 (main: 11.0 cm, and the right foot
     # never detected in contact)
     assert np.all(np.abs(lift - res.report.scale * lift_src) < 0.02), (lift, lift_src)
