@@ -91,9 +91,12 @@ def test_when_no_tier_wins_every_pass_runs_and_the_best_is_kept():
 
 @needs_shared
 def test_mocapbank_written_as_the_tiers_run_alone_with_fewer_passes(tmp_path):
-    """The Mocapbank clip retargeted onto body95 needs a fallback tier (its plain passes stall
-    at 3 infeasible frames, the hip tier's first pass is feasible): the scheduled filter
-    returns the serial tiers' clip bit for bit, feasible, with three plain passes fewer."""
+    """The Mocapbank clip retargeted onto body95 needs a fallback tier (its plain passes stall,
+    the hip tier's first pass is feasible): the scheduled filter returns the serial tiers' clip
+    bit for bit, feasible, with no more plain passes than the plain tier runs alone and no
+    hover pass. (On the tiptoe retarget before the toe-less feet stood flat, the plain tier
+    alone ran 5 passes and the schedule 2; on the flat-footed one it stalls after 2 either
+    way: the stub tests above keep the schedule's counts.)"""
     src = SHARED_BVH / "mocapbank" / "test_mocapbank.bvh"
     assert main(["retarget", str(src), "--to", "body95", "--out", str(tmp_path), "--quiet"]) == 0
     m = read_bvh(tmp_path / "test_mocapbank.bvh")
@@ -121,4 +124,4 @@ def test_mocapbank_written_as_the_tiers_run_alone_with_fewer_passes(tmp_path):
     assert res.check.feasible.all() and len(plants) == len(hip_plants) == 1
     assert np.array_equal(res.motion.q, hip.motion.q)
     assert scheduled.count((True, False)) == 1 and (True, True) not in scheduled
-    assert scheduled.count((False, False)) + 3 <= alone.count((False, False))
+    assert scheduled.count((False, False)) <= alone.count((False, False))
