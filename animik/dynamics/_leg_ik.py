@@ -29,7 +29,9 @@ def _fk_joints(q, sel, parents, offsets, rest_rots, dof_start, dof_type, dof_axi
                wpt):
     """:func:`animik._kernels.fk_one` on the joints ``sel`` only (increasing, closed under
     parents): a leg's points need their chain, not the whole body (body95: ~6 of 52 joints).
-    The arithmetic per joint is ``fk_one``'s, so the values are bit-identical to it."""
+    The arithmetic per joint is ``fk_one``'s, so the values are bit-identical to it. A copy on
+    purpose: one per-joint helper inlined into both made ``fk_one`` (the IK's hot path) 4.4 ->
+    6.7 us on body95 (numba ``inline="always"``; 14.6 us as a call)."""
     R = np.empty((3, 3))
     tmp = np.empty((3, 3))
     t = np.empty(3)
