@@ -23,6 +23,7 @@ import numpy as np
 from .character import Character
 from .errors import FileFormatError, OptionError, RigFileNotFoundError, RigNotFoundError, names_hint
 from .io.bvh import loads_bvh
+from .io.bvh_rig import BvhRigMap, bvh_rig_map, rig_motion
 from .io.gltf import loads_glb
 from .io.gltf_character import has_meshes, loads_character, read_character
 from .io.mjcf_read import loads_mjcf_robot
@@ -259,6 +260,34 @@ def load_rig(name_or_path: str | os.PathLike) -> Skeleton:
         FileFormatError: the file exists but is malformed.
     """
     return resolve_rig(name_or_path).skeleton
+
+
+@functools.cache
+def _bvh_map(name: str) -> BvhRigMap | None:
+    return bvh_rig_map(_load_builtin(name))
+
+
+def recognise_rig(motion: Motion) -> Motion | None:
+    """``motion`` (read from BVH) as a built-in rig's motion when the file holds one: its
+    hierarchy is the one ``animik retarget --to RIG``, ``animik filter`` and clip export write
+    for that rig (joint names, parents, offsets, channels; :mod:`animik.io.bvh_rig`).
+
+    Args:
+        motion: a motion read by :func:`~animik.io.bvh.read_bvh`.
+
+    Returns:
+        The motion on the rig's skeleton (``meta["bvh_rig"]`` its name), or None: no built-in
+        rig's hierarchy (a raw mocap file, an edited one).
+    """
+    names = motion.skeleton.joint_names
+    for name in BUILTIN_RIGS:
+        if _load_builtin(name).joint_names != names:  # cheap: no map built for other files
+            continue
+        m = _bvh_map(name)
+        out = rig_motion(motion, m) if m is not None else None
+        if out is not None:
+            return out
+    return None
 
 
 def is_builtin(spec: object) -> bool:

@@ -20,15 +20,14 @@ from pathlib import Path
 from .. import _cli_args as _args
 from .._table import format_table
 from ..dynamics.clip import DEFAULT_WINDOW, check_clip
-from ..dynamics.model import with_model_of
 from ..dynamics.offfloor import held_off_floor, resolve_supports
 from ..dynamics.report import plot_png, summary, table_rows, to_dict
 from ..dynamics.zmp import check_mu
 from ..io._atomic import atomic_write
 from ..io.bvh import read_bvh
-from ..motion import Motion
 from ..retarget import retarget
 from ..rigs import load_rig
+from ._model import MODEL_HELP, with_model
 
 EXIT_OK, EXIT_USAGE, EXIT_DATA, EXIT_OS, EXIT_NOT_MET = 0, 2, 3, 4, 5
 
@@ -65,9 +64,7 @@ def add_parser(subparsers) -> argparse.ArgumentParser:
     p.add_argument("clip", metavar="CLIP.bvh")
     p.add_argument("--rig", default=None,
                    help="retarget onto this rig first (built-in name or rig .toml)")
-    p.add_argument("--model", default=None, metavar="RIG",
-                   help="the clip is RIG's motion written to BVH (by animik retarget or filter): "
-                        "check it with RIG's masses and soles (BVH stores none)")
+    p.add_argument("--model", default=None, metavar="RIG|file", help=MODEL_HELP)
     p.add_argument("--mu", type=_args.number(0.0, 10.0, "a friction coefficient", lo_open=True),
                    default=0.7, help="friction coefficient (default 0.7)")
     p.add_argument("--json", default=None, metavar="OUT.json", help="write the full report")
@@ -113,11 +110,11 @@ def run(args: argparse.Namespace) -> int:
         print("animik feasibility: error: --rig and --model exclude each other", file=sys.stderr)
         return EXIT_USAGE
     motion = read_bvh(args.clip)
+    model = None
     if args.rig:
         motion = retarget(motion, load_rig(args.rig))
-    elif args.model:
-        motion = Motion(with_model_of(motion.skeleton, load_rig(args.model)), motion.q,
-                        motion.fps, dict(motion.meta))
+    else:
+        motion, model = with_model(motion, args.model, "feasibility")
     supports = resolve_supports(args.supports, motion, floor=args.floor, mu=args.mu,
                                 clip_path=args.clip)
     t1 = time.perf_counter()
@@ -128,7 +125,7 @@ def run(args: argparse.Namespace) -> int:
     T = len(res.feasible)
     every = args.every if args.every is not None else max(1, T // 30)
     name = Path(args.clip).name + (f" -> {args.rig}" if args.rig else "") + (
-        f" (model {args.model})" if args.model else "")
+        f" (model {model})" if model else "")
     if every:
         headers, rows = table_rows(res, motion, every)
         print(format_table(headers, rows, title=f"animik feasibility: {name} (every {every}. frame)"))

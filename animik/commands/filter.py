@@ -30,15 +30,14 @@ from ..dynamics.clip import check_clip
 from ..dynamics.correct import correct_clip, plant_and_correct
 from ..dynamics.filter import FilterDivergedError, FilterOptions
 from ..dynamics.method_b import method_b_clip
-from ..dynamics.model import with_model_of
 from ..dynamics.offfloor import held_off_floor, resolve_supports, supports_sidecar
 from ..dynamics.support_smooth import smooth_supported
 from ..io._atomic import atomic_write
 from ..io.bvh import read_bvh
 from ..io.bvh_compat import write_bvh_compatible
-from ..motion import Motion
 from ..retarget import retarget
 from ..rigs import load_rig
+from ._model import MODEL_HELP, with_model
 
 EXIT_OK, EXIT_USAGE, EXIT_DATA, EXIT_OS, EXIT_NOT_MET = 0, 2, 3, 4, 5
 
@@ -78,9 +77,7 @@ def add_parser(subparsers) -> argparse.ArgumentParser:
                         "B: operational-space inverse inertia with contact springs and "
                         "dampers, simulated (animik.dynamics.method_b)")
     p.add_argument("--rig", default=None, help="retarget onto this rig first")
-    p.add_argument("--model", default=None, metavar="RIG",
-                   help="the clip is RIG's motion written to BVH (by animik retarget): filter it "
-                        "with RIG's masses and soles (BVH stores none)")
+    p.add_argument("--model", default=None, metavar="RIG|file", help=MODEL_HELP)
     p.add_argument("--mu", type=_args.number(0.0, 10.0, "a friction coefficient", lo_open=True),
                    default=0.7, help="friction coefficient (default 0.7)")
     p.add_argument("--plant", action="store_true",
@@ -154,11 +151,11 @@ def run(args: argparse.Namespace) -> int:
               "simulates on the floor's springs)", file=sys.stderr)
         return EXIT_USAGE
     motion = read_bvh(args.clip)
+    model = None
     if args.rig:
         motion = retarget(motion, load_rig(args.rig))
-    elif args.model:
-        motion = Motion(with_model_of(motion.skeleton, load_rig(args.model)), motion.q,
-                        motion.fps, dict(motion.meta))
+    else:
+        motion, model = with_model(motion, args.model, "filter")
     # method B simulates on floor springs only: it keeps the floor-only contract
     supports = resolve_supports(args.supports if args.method == "A" else "floor", motion,
                                 mu=args.mu)

@@ -71,3 +71,37 @@ def test_shared_mocap_on_body95(tmp_path):
     s = json.loads(out.read_text())["summary"]
     assert s["frames"] > 100 and s["contact_areas"] == ["l_foot", "r_foot"]
     assert code == (0 if s["feasible"] else 5)
+
+
+def _infeasible(capsys) -> tuple[str, str]:
+    """The infeasible count and the margin / torque line of the report; stderr."""
+    cap = capsys.readouterr()
+    line = next(s for s in cap.out.splitlines() if "infeasible frames:" in s)
+    peak = next(s for s in cap.out.splitlines() if "min ZMP margin" in s)
+    return line.split("infeasible frames:")[1].split("(")[0].strip() + peak, cap.err
+
+
+def test_body95_file_is_checked_as_body95(tmp_path, capsys):
+    """A BVH written from body95 is recognised: without --model it is checked with body95's
+    masses and soles, said on stderr, with --model body95's count; --model file keeps the
+    file's own skeleton (masses by role, soles from its feet)."""
+    path = _standing(tmp_path, frames=60, lean=0.35)
+    assert main(["feasibility", str(path), "--every", "0"]) == 5
+    auto, err = _infeasible(capsys)
+    assert "recognised body95's hierarchy" in err and "--model file" in err
+    main(["feasibility", str(path), "--every", "0", "--model", "body95"])
+    explicit, err = _infeasible(capsys)
+    assert auto == explicit and "recognised" not in err
+    main(["feasibility", str(path), "--every", "0", "--model", "file"])
+    own, err = _infeasible(capsys)
+    assert own != auto and "recognised" not in err
+
+
+def test_filter_uses_the_recognised_rig(tmp_path, capsys):
+    path = _standing(tmp_path, frames=40)
+    out = tmp_path / "out.bvh"
+    assert main(["filter", str(path), "-o", str(out)]) == 0
+    err = capsys.readouterr().err
+    assert "animik filter: recognised body95's hierarchy" in err
+    # the filter wrote the file's skeleton back: body95's hierarchy again
+    assert animik.rigs.recognise_rig(animik.read_bvh(out)).skeleton.name == "body95"

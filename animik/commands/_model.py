@@ -1,0 +1,51 @@
+"""``--model`` of ``animik feasibility`` / ``animik filter``: which body a BVH clip is checked as.
+
+BVH stores no masses and no soles. A clip that ``animik retarget --to RIG`` (or ``animik
+filter``, or an export) wrote holds RIG's motion: with ``--model RIG`` it is checked with RIG's
+masses, inertias and soles (:func:`animik.dynamics.with_model_of`). Without ``--model`` a file
+whose hierarchy is a built-in rig's (:func:`animik.rigs.recognise_rig`) gets that rig's model,
+said on stderr; ``--model file`` keeps the file's own skeleton (masses by segment role, soles
+derived from its feet).
+"""
+
+from __future__ import annotations
+
+import sys
+
+from ..dynamics.model import with_model_of
+from ..motion import Motion
+from ..rigs import load_rig, recognise_rig
+
+#: ``--model file``: the file's own skeleton, even when it is a built-in rig's hierarchy.
+FILE_MODEL = "file"
+
+MODEL_HELP = ("the clip is RIG's motion written to BVH (by animik retarget or filter): use RIG's "
+              "masses and soles (BVH stores none). Default: the built-in rig whose hierarchy "
+              "the file has (said on stderr), else the file's own skeleton; 'file': always the "
+              "file's own skeleton")
+
+
+def with_model(motion: Motion, model: str | None, prog: str) -> tuple[Motion, str | None]:
+    """``motion`` with the masses and soles it is checked with, and the rig they came from.
+
+    Args:
+        motion: the clip as read from BVH. model: ``--model``'s value (None: not given).
+        prog: the command's name, for the stderr note.
+
+    Returns:
+        ``(motion, rig name or None for the file's own skeleton)``.
+
+    Raises:
+        RigNotFoundError, FeasibilityError: as :func:`load_rig` / :func:`with_model_of`.
+    """
+    if model == FILE_MODEL:
+        return motion, None
+    if model is None:
+        found = recognise_rig(motion)
+        if found is None:
+            return motion, None
+        model = str(found.meta["bvh_rig"])
+        print(f"animik {prog}: recognised {model}'s hierarchy: using {model}'s masses and soles "
+              f"(pass --model {FILE_MODEL} to use the file's own skeleton)", file=sys.stderr)
+    skel = with_model_of(motion.skeleton, load_rig(model))
+    return Motion(skel, motion.q, motion.fps, dict(motion.meta)), model
