@@ -24,7 +24,8 @@ def run(target: str | None = None, **opts: Any) -> int:
             ``<name>.scene.toml`` in the current folder), ``size`` ``(w, h)`` (1280, 800),
             ``vsync`` (True), ``fps`` (frame-rate cap, 60; 0 = uncapped),
             ``screenshot`` (write a PNG of the window after ``screenshot_frames`` frames and
-            quit), ``title``.
+            quit), ``title``, ``bvh_skeleton`` (a ``.bvh`` opens as its own skeleton even when
+            its hierarchy is a built-in rig's; default False: such a file opens as the rig).
 
     Returns:
         The exit status (0; 3 when the target cannot be opened; 4 when no display).

@@ -23,6 +23,9 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--screenshot", default=None,
                    help="write a PNG of the window after --screenshot-frames frames and quit")
     p.add_argument("--screenshot-frames", type=int, default=30)
+    p.add_argument("--bvh-skeleton", action="store_true",
+                   help="open a .bvh as its own skeleton even when its hierarchy is a built-in "
+                        "rig's (by default a clip animik retarget --to body95 wrote opens as body95)")
 
 
 def run_args(args: argparse.Namespace) -> int:
@@ -37,7 +40,7 @@ def run_args(args: argparse.Namespace) -> int:
         return 2
     return run(args.target, save_path=args.save_path, size=(w, h), fps=args.fps,
                vsync=not args.no_vsync, screenshot=args.screenshot,
-               screenshot_frames=args.screenshot_frames)
+               screenshot_frames=args.screenshot_frames, bvh_skeleton=args.bvh_skeleton)
 
 
 def main(argv: Sequence[str] | None = None) -> int:

@@ -71,11 +71,12 @@ from .view_mode import cycle_view_mode, set_view_mode
 
 
 def make_state(target: str | Path | None = None, save_path: str | Path | None = None,
-               size: tuple[int, int] = (1280, 800)) -> AppState:
+               size: tuple[int, int] = (1280, 800), bvh_skeleton: bool = False) -> AppState:
     """A fresh app state on ``target`` (:func:`animik.app.documents.make_state`), in the mode
     its document asks for (:func:`animik.app.modes.open_scene`: a "... drive ..." scene opens
     in drive mode)."""
-    state = documents.make_state(target, save_path=save_path, size=size)
+    state = documents.make_state(target, save_path=save_path, size=size,
+                                 bvh_skeleton=bvh_skeleton)
     modes.open_scene(state)
     state.history = History(state.doc)  # opened in its mode: not an undo step
     state.mark_scene_path(state.scene_path)

@@ -18,7 +18,7 @@ from ..bodies import generated_body
 from ..character import Character, SkinnedMesh
 from ..io.robot_mesh import DISPLAY_TRIANGLES, robot_mesh
 from ..motion import Motion
-from ..rigs import is_builtin, load_character, resolve_rig
+from ..rigs import is_builtin, load_character, recognise_rig, resolve_rig
 from ..scene import Scene, SceneTarget, load_scene, save_scene
 from ..skeleton import Skeleton
 from .camera import OrbitCamera
@@ -41,6 +41,20 @@ def bvh_document(path: str | Path, motion: Motion, tolerance: float | None = Non
                             progress=progress)
     q = clip.sample([0.0], ik=False)[0]
     return with_body(Document.new(motion.skeleton, str(path), q, motion=motion, frame=0,
+                                  name=path.stem, solver=SolverSettings(default_solver(), 20, {}),
+                                  clips=(clip,), clip=0))
+
+
+def rig_bvh_document(path: str | Path, motion: Motion) -> Document:
+    """A document on a built-in rig whose motion a BVH file holds (``motion`` from
+    :func:`animik.rigs.recognise_rig`: a clip ``animik retarget --to body95``, ``animik filter``
+    or an export wrote): the rig itself (its masses, soles, limits, generated body) with the
+    motion as the clip, every frame a key, at frame 0. Saved, it is a scene on the built-in rig."""
+    path = Path(path)
+    rig = str(motion.meta.get("bvh_rig", motion.skeleton.name))
+    clip = clip_from_motion(motion, name=path.stem)
+    q = clip.sample([0.0], ik=False)[0]
+    return with_body(Document.new(motion.skeleton, rig, q, motion=motion, frame=0,
                                   name=path.stem, solver=SolverSettings(default_solver(), 20, {}),
                                   clips=(clip,), clip=0))
 
@@ -149,11 +163,18 @@ def default_scene_path() -> Path | None:
     return None
 
 
-def open_document(target: str | Path | None) -> tuple[Document, Path | None, Mapping | None]:
+def open_document(target: str | Path | None, bvh_skeleton: bool = False
+                  ) -> tuple[Document, Path | None, Mapping | None]:
     """Open a scene file, a built-in rig, a rig file, a BVH file or a glTF character.
+
+    A BVH file whose hierarchy is a built-in rig's (:func:`animik.rigs.recognise_rig`: one that
+    ``animik retarget --to body95`` wrote) opens as that rig with its motion mapped onto the
+    rig's DoFs, as ``animik feasibility`` checks it; ``bvh_skeleton`` opens it as the file's
+    own skeleton instead.
 
     Args:
         target: path or built-in rig name; ``None`` opens ``scenes/default.toml`` (or body95).
+        bvh_skeleton: a ``.bvh`` opens as its own skeleton even when a rig's is recognised.
 
     Returns:
         ``(document, scene path or None, camera dict or None)``.
@@ -183,6 +204,9 @@ def open_document(target: str | Path | None) -> tuple[Document, Path | None, Map
             return character_document(path, ch), None, None
     src = resolve_rig(spec)  # one resolver (animik.rigs); RigNotFoundError lists the rigs
     if src.motion is not None:
+        rig_motion = None if bvh_skeleton or src.kind != "bvh" else recognise_rig(src.motion)
+        if rig_motion is not None:
+            return rig_bvh_document(src.path, rig_motion), None, None
         return bvh_document(src.path, src.motion), None, None
     mesh = (robot_mesh(src.skeleton, max_triangles=DISPLAY_TRIANGLES)[0]  # its link meshes
             if src.kind in ROBOT_KINDS else None)
@@ -201,17 +225,22 @@ def with_body(doc: Document) -> Document:
 
 
 def make_state(target: str | Path | None = None, save_path: str | Path | None = None,
-               size: tuple[int, int] = (1280, 800)) -> AppState:
-    """A fresh :class:`AppState` on ``target`` (see :func:`open_document`)."""
-    doc, scene_path, camera = open_document(target)
+               size: tuple[int, int] = (1280, 800), bvh_skeleton: bool = False) -> AppState:
+    """A fresh :class:`AppState` on ``target`` (see :func:`open_document`; ``bvh_skeleton``
+    is kept as the Open browser's choice for later files too)."""
+    doc, scene_path, camera = open_document(target, bvh_skeleton)
     cam = OrbitCamera(target=np.zeros(3), width=size[0], height=size[1])
     state = AppState(doc=doc, history=History(doc), camera=cam, window_size=size,
                      view_rect=(0, 0, size[0], size[1]))
     state.scene_path = scene_path
+    state.bvh_skeleton = bool(bvh_skeleton)
     state.save_path = Path(save_path) if save_path is not None else None
     if scene_path is not None:
         state.browser_dir = scene_path.parent
     setup_camera(state, camera)
+    note = recognised_note(doc, target)
+    if note:
+        state.info(f"Opened {target}{note}")
     return state
 
 
@@ -222,13 +251,21 @@ def open_into(state: AppState, target: str | Path) -> bool:
         True when opened.
     """
     try:
-        doc, scene_path, camera = open_document(target)
+        doc, scene_path, camera = open_document(target, state.bvh_skeleton)
     except USER_ERRORS as e:
         state.error(f"Cannot open {target}: {describe(e)}")
         return False
     replace_document(state, doc, scene_path, camera, f"open {Path(str(target)).name}")
-    state.info(f"Opened {target}")
+    state.info(f"Opened {target}" + recognised_note(doc, target))
     return True
+
+
+def recognised_note(doc: Document, target: str | Path | None) -> str:
+    """What the banner adds when a BVH file opened as the built-in rig it holds."""
+    if target is None or Path(str(target)).suffix.lower() != ".bvh" or not is_builtin(doc.rig):
+        return ""
+    return (f" as {doc.rig} (the file has {doc.rig}'s hierarchy; File › Open with \"BVH as its "
+            "own skeleton\" opens the file's skeleton)")
 
 
 def replace_document(state: AppState, doc: Document, scene_path: Path | None,

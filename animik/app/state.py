@@ -246,6 +246,8 @@ class AppState:
     browser_name: str = ""  # file name typed in the browser
     show_help: bool = False
     browser_tolerance: bool = False  # Import BVH: reduce keys (else one key per frame)
+    # Open: a .bvh opens as its own skeleton even when it is a built-in rig's hierarchy
+    bvh_skeleton: bool = False
     import_tolerance_deg: float = 0.5
     import_position_tolerance_mm: float = 5.0
     playing: bool = False

@@ -23,13 +23,14 @@ EXIT_DATA, EXIT_OS = 3, 4
 def run_window(target: str | None = None, save_path: str | Path | None = None,
                size: tuple[int, int] = (1280, 800), vsync: bool = True, fps: float = 60.0,
                screenshot: str | Path | None = None, screenshot_frames: int = 30,
-               title: str | None = None, **unknown: Any) -> int:
+               title: str | None = None, bvh_skeleton: bool = False, **unknown: Any) -> int:
     """Open the window and run until it is closed (see :func:`animik.app.run`)."""
     if unknown:
         raise TypeError(f"unknown option(s) {sorted(unknown)}; expected save_path, size, vsync, "
-                        "fps, screenshot, screenshot_frames, title")
+                        "fps, screenshot, screenshot_frames, title, bvh_skeleton")
     try:
-        state = actions.make_state(target, save_path=save_path, size=tuple(size))
+        state = actions.make_state(target, save_path=save_path, size=tuple(size),
+                                   bvh_skeleton=bvh_skeleton)
     except actions.USER_ERRORS as e:
         print(f"animik: error: cannot open {target if target is not None else 'the default scene'}:"
               f" {actions.describe(e)}", file=sys.stderr)

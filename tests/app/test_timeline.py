@@ -360,15 +360,26 @@ def test_export_from_the_menu_and_import_the_bvh_back(app, tmp_path):
     np.testing.assert_allclose(g.q, want.q, atol=1e-5)
     np.testing.assert_allclose(forward_kinematics(g.skeleton, g.q).joint_positions,
                                fk_want.joint_positions, atol=1e-5)
-    # import the BVH (Animation › Import BVH as clip): not body95's own skeleton (the thumbs'
-    # channels), so it is retargeted onto body95 and added as a clip; the character stays
+    # import the BVH (Animation › Import BVH as clip): its hierarchy is body95's written one
+    # (animik.rigs.recognise_rig), so its frames map exactly onto body95 (no retarget) and it is
+    # added as a clip; the character stays
     n_clips = len(st.doc.clips)
     _browse(app, "import", tmp_path, "three.bvh", browser_tolerance=False)
     assert st.skeleton.name == "body95" and len(st.doc.clips) == n_clips + 1
-    assert st.doc.current_clip.name == "three"
-    assert st.doc.current_clip.to_motion().n_frames == 61
-    # File › Open: the BVH as its own document, its motion the clip
+    assert st.doc.current_clip.name == "three" and "retargeted" not in st.messages[-1].text
+    m = st.doc.current_clip.to_motion()
+    assert m.n_frames == 61
+    np.testing.assert_allclose(forward_kinematics(m.skeleton, m.q).joint_positions,
+                               fk_want.joint_positions, atol=1e-9)
+    # File › Open: body95 again (its masses, soles, limits, body), the motion the clip
     assert actions.open_into(st, tmp_path / "three.bvh")
+    assert st.skeleton is animik.load_rig("body95") and st.doc.rig == "body95"
+    assert "as body95" in st.messages[-1].text
+    np.testing.assert_allclose(st.doc.current_clip.to_motion().q, want.q, atol=1e-9)
+    # ... or, with the Open browser's "BVH as its own skeleton", the file's own skeleton
+    st.bvh_skeleton = True
+    assert actions.open_into(st, tmp_path / "three.bvh")
+    st.bvh_skeleton = False
     assert st.skeleton.n_dof == back.skeleton.n_dof and st.doc.rig.endswith("three.bvh")
     imp = st.doc.current_clip
     assert imp.name == "three" and imp.track(0).n_keys == 61

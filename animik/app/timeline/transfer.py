@@ -11,6 +11,7 @@ from ... import anim
 from ...io.bvh import read_bvh
 from ...motion import Motion
 from ...retarget import retarget
+from ...rigs import recognise_rig
 from ...skeleton import Skeleton
 from ..edits import USER_ERRORS, commit, describe, report, set_doc
 from ..state import AppState
@@ -69,7 +70,10 @@ def read_import(path: Path, skeleton: Skeleton, name: str, tolerance: float | No
         raise ValueError("the motion has no frames")
     if progress is not None:
         progress(0.05, f"read {motion.n_frames} frames")
-    if same_skeleton(motion.skeleton, skeleton):
+    on_rig = recognise_rig(motion)  # a file animik wrote for a built-in rig: its exact poses
+    if on_rig is not None and same_skeleton(on_rig.skeleton, skeleton):
+        m, retargeted = Motion(skeleton, on_rig.q, on_rig.fps, meta=dict(on_rig.meta)), False
+    elif same_skeleton(motion.skeleton, skeleton):
         m, retargeted = Motion(skeleton, motion.q, motion.fps, meta=dict(motion.meta)), False
     else:
         m, retargeted = retarget(motion, skeleton), True

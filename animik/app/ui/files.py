@@ -71,6 +71,16 @@ def _import_options(state: AppState) -> None:
                           "keys against the BVH frames")
 
 
+def _open_options(state: AppState) -> None:
+    """Open: how a .bvh whose hierarchy is a built-in rig's opens (as the rig by default)."""
+    _, state.bvh_skeleton = imgui.checkbox("BVH as its own skeleton", state.bvh_skeleton)
+    if imgui.is_item_hovered():
+        imgui.set_tooltip("a .bvh that animik wrote for a built-in rig (animik retarget --to "
+                          "body95, a filtered or exported clip) opens as that rig: its masses, "
+                          "soles, limits and body.\nChecked: the file's own BVH skeleton (every "
+                          "joint 3 rotation channels, masses estimated by segment role)")
+
+
 def import_options(state: AppState) -> tuple[float | None, float | None]:
     """``(tolerance rad, position tolerance m)`` chosen in the import browser (None: every frame)."""
     if not state.browser_tolerance:
@@ -131,7 +141,8 @@ def draw_file_browser_panel(state: AppState) -> None:
                                          imgui.InputTextFlags_.enter_returns_true)
         if changed and Path(text).expanduser().is_dir():
             state.browser_dir = Path(text).expanduser()
-        footer = imgui.get_frame_height_with_spacing() * (3 if mode in ("export", "import") else 2)
+        footer = imgui.get_frame_height_with_spacing() * (3 if mode in ("export", "import", "open")
+                                                          else 2)
         imgui.begin_child("##files", (0, -footer), imgui.ChildFlags_.borders)
         dirs, files = list_dir(state.browser_dir, SUFFIXES.get(mode, OPEN_SUFFIXES))
         chosen = None
@@ -154,6 +165,8 @@ def draw_file_browser_panel(state: AppState) -> None:
             _export_format_buttons(state)
         elif mode == "import":
             _import_options(state)
+        elif mode == "open":
+            _open_options(state)
         imgui.set_next_item_width(-170)
         enter, state.browser_name = imgui.input_text(
             "##name", state.browser_name, imgui.InputTextFlags_.enter_returns_true)
