@@ -4,8 +4,9 @@ A frame is wanted while input arrives and for :data:`LINGER_S` after it (imgui's
 tooltips and popups settle over a few frames), while a frame changes what is shown (the IK
 converging, playback, a retarget or a simulation step, the camera moving: the
 :func:`frame_signature` differs from the previous frame's), until a timed banner expires, and
-whenever something outside the frame loop asks (:meth:`FramePacer.request`, e.g. a background
-task's progress). Otherwise the window sleeps: an idle app uses no CPU (measured in
+whenever something outside the frame loop asks (:meth:`FramePacer.request`); while only a
+background task runs, :data:`TASK_FPS` frames a second (its progress bar). Otherwise the
+window sleeps: an idle app uses no CPU (measured in
 docs/app.md, "Redraw on demand").
 
 No GL here: :class:`~animik.app.gui.GuiApp` owns a pacer, the pyglet loop in
@@ -38,11 +39,16 @@ def frame_signature(state: AppState) -> tuple:
             state.show_help, state.context_site)
 
 
+#: Frames per second while only a background task runs (no input, nothing else changing): its
+#: bar and text move at the work's reports, and its result lands on the next frame. Drawing
+#: every tick cost the main thread ~10 ms of CPU a frame (30 fps: a third of a core) that the
+#: worker (Make feasible) wants on a 2-core machine (docs/dynamics.md section 8).
+TASK_FPS = 8.0
+
+
 def _busy(state: AppState) -> bool:
-    """Playback, a handle or timeline drag, a background task (its progress bar, and its
-    result lands on a frame): a frame every tick."""
-    return (state.playing or state.drag is not None or state.timeline is not None
-            or state.editing.tasks.busy)
+    """Playback, a handle or timeline drag: a frame every tick."""
+    return state.playing or state.drag is not None or state.timeline is not None
 
 
 class FramePacer:
@@ -58,6 +64,7 @@ class FramePacer:
         self.wake_at: float | None = None  # one frame then (a banner expiring)
         self.last_signature: tuple | None = None
         self.frames = 0  # frames drawn
+        self.task_frame_at = -float("inf")  # the last frame drawn while a task ran
 
     def request(self, seconds: float = LINGER_S) -> None:
         """Draw from the next tick on, for ``seconds``."""
@@ -74,13 +81,18 @@ class FramePacer:
             return True
         if now < self.awake_until:
             return True
-        # changed since the last frame without input (a script, a background task)
-        return _busy(state) or frame_signature(state) != self.last_signature
+        # changed since the last frame without input (a script, a background task's result)
+        if _busy(state) or frame_signature(state) != self.last_signature:
+            return True
+        # a background task's progress: TASK_FPS frames a second
+        return state.editing.tasks.busy and now >= self.task_frame_at + 1.0 / TASK_FPS
 
     def after_frame(self, state: AppState) -> None:
         """Note what the frame showed: a change (or running playback, a drag) keeps frames
         coming; a timed banner wakes the app when it expires."""
         self.frames += 1
+        if state.editing.tasks.busy:
+            self.task_frame_at = self.clock()
         sig = frame_signature(state)
         if _busy(state) or sig != self.last_signature:
             self.request()
@@ -93,4 +105,4 @@ class FramePacer:
                 self.wake_at = due
 
 
-__all__ = ["INFO_S", "LINGER_S", "FramePacer", "frame_signature"]
+__all__ = ["INFO_S", "LINGER_S", "TASK_FPS", "FramePacer", "frame_signature"]

@@ -43,9 +43,13 @@ from typing import Any
 
 from ..errors import AnimikError
 
-#: the worker's niceness increment: on a busy machine the window's drawing gets the CPU first
-#: (the worker still gets every cycle the window does not use)
-WORKER_NICE = 10
+#: the worker's niceness increment: on a busy machine the window's drawing gets the CPU a little
+#: before it (a nice-2 process has ~2/3 of a nice-0 one's share). It was 10: with five other
+#: jobs' processes on the 2-core machine (load 13-19) Make feasible's worker got 6 % of a CPU
+#: (17 s in 300 s; the CLI needs ~45 s) and reached 5 % of louise in 5 min while the window,
+#: drawing every tick for the progress bar, ran at 29 fps. The window now draws a running
+#: task's bar at pacing.TASK_FPS, so it needs far less of the CPU it was protected for.
+WORKER_NICE = 2
 
 
 def _mappingproxy(d: dict) -> MappingProxyType:
