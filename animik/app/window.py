@@ -91,8 +91,10 @@ def run_window(target: str | None = None, save_path: str | Path | None = None,
         if gui.wants_frame() or (shot is not None and frames[0] < screenshot_frames):
             window.draw(dt)
             pace.wake()
-        else:
+        elif not state.editing.tasks.busy:
             pace.sleep()
+        # else a background task runs: keep the frame interval's ticks (a cheap check each),
+        # so its bar is drawn at pacing.TASK_FPS, not at the idle poll's 4 frames a second
 
     def stop(*_):
         # SIGTERM / SIGINT (e.g. a test killing the app): leave the loop cleanly; files are
