@@ -23,7 +23,7 @@ import numpy as np
 from .character import Character
 from .errors import FileFormatError, OptionError, RigFileNotFoundError, RigNotFoundError, names_hint
 from .io.bvh import loads_bvh
-from .io.bvh_rig import BvhRigMap, bvh_rig_map, rig_motion
+from .io.bvh_rig import BvhRigMap, bvh_rig_map, hierarchy_scale, rig_motion
 from .io.gltf import loads_glb
 from .io.gltf_character import has_meshes, loads_character, read_character
 from .io.mjcf_read import loads_mjcf_robot
@@ -287,6 +287,21 @@ def recognise_rig(motion: Motion) -> Motion | None:
         out = rig_motion(motion, m) if m is not None else None
         if out is not None:
             return out
+    return None
+
+
+def recognise_hierarchy(skeleton: Skeleton) -> str | None:
+    """The built-in rig whose hierarchy, as animik writes it to BVH, ``skeleton`` (read from a
+    BVH file, in the unit it was written in) has, or None. Unlike :func:`recognise_rig` the
+    motion is not asked for: ``animik filter --model body95`` moves the file's padded channels
+    (a knee's twist), so its output is body95's hierarchy but not a body95 motion; it is still
+    checked with body95's masses and soles (:func:`animik.dynamics.with_model_of`)."""
+    for name in BUILTIN_RIGS:
+        if _load_builtin(name).joint_names != skeleton.joint_names:
+            continue
+        m = _bvh_map(name)
+        if m is not None and hierarchy_scale(skeleton, m) == 1.0:
+            return name
     return None
 
 

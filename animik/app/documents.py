@@ -18,7 +18,7 @@ from ..bodies import generated_body
 from ..character import Character, SkinnedMesh
 from ..io.robot_mesh import DISPLAY_TRIANGLES, robot_mesh
 from ..motion import Motion
-from ..rigs import is_builtin, load_character, recognise_rig, resolve_rig
+from ..rigs import is_builtin, load_character, recognise_hierarchy, recognise_rig, resolve_rig
 from ..scene import Scene, SceneTarget, load_scene, save_scene
 from ..skeleton import Skeleton
 from .camera import OrbitCamera
@@ -204,10 +204,20 @@ def open_document(target: str | Path | None, bvh_skeleton: bool = False
             return character_document(path, ch), None, None
     src = resolve_rig(spec)  # one resolver (animik.rigs); RigNotFoundError lists the rigs
     if src.motion is not None:
-        rig_motion = None if bvh_skeleton or src.kind != "bvh" else recognise_rig(src.motion)
-        if rig_motion is not None:
-            return rig_bvh_document(src.path, rig_motion), None, None
-        return bvh_document(src.path, src.motion), None, None
+        motion = src.motion
+        if not bvh_skeleton and src.kind == "bvh":
+            rig_motion = recognise_rig(motion)
+            if rig_motion is not None:
+                return rig_bvh_document(src.path, rig_motion), None, None
+            rig = recognise_hierarchy(motion.skeleton)
+            if rig is not None:
+                # the rig's hierarchy with rotations its joints cannot make (animik filter
+                # --model's output twists knees): its own skeleton, said in the banner. (Not
+                # with_model_of's rig masses: its contact model lives in the skeleton's cache,
+                # which does not travel to Make feasible's worker process.)
+                motion = Motion(motion.skeleton, motion.q, motion.fps,
+                                {**dict(motion.meta), "bvh_model": rig})
+        return bvh_document(src.path, motion), None, None
     mesh = (robot_mesh(src.skeleton, max_triangles=DISPLAY_TRIANGLES)[0]  # its link meshes
             if src.kind in ROBOT_KINDS else None)
     return with_body(Document.new(src.skeleton, str(src.path) if src.path else spec,
@@ -261,8 +271,16 @@ def open_into(state: AppState, target: str | Path) -> bool:
 
 
 def recognised_note(doc: Document, target: str | Path | None) -> str:
-    """What the banner adds when a BVH file opened as the built-in rig it holds."""
-    if target is None or Path(str(target)).suffix.lower() != ".bvh" or not is_builtin(doc.rig):
+    """What the banner adds when a BVH file opened as the built-in rig it holds (or with its
+    masses and soles)."""
+    if target is None or Path(str(target)).suffix.lower() != ".bvh":
+        return ""
+    model = doc.motion.meta.get("bvh_model") if doc.motion is not None else None
+    if model:
+        return (f" as its own skeleton: it has {model}'s hierarchy, but its padded channels move "
+                f"(rotations {model}'s joints cannot make, e.g. animik filter's knee twist); "
+                f"animik feasibility checks it with {model}'s masses")
+    if not is_builtin(doc.rig):
         return ""
     return (f" as {doc.rig} (the file has {doc.rig}'s hierarchy; File › Open with \"BVH as its "
             "own skeleton\" opens the file's skeleton)")

@@ -3,8 +3,8 @@
 BVH stores no masses and no soles. A clip that ``animik retarget --to RIG`` (or ``animik
 filter``, or an export) wrote holds RIG's motion: with ``--model RIG`` it is checked with RIG's
 masses, inertias and soles (:func:`animik.dynamics.with_model_of`). Without ``--model`` a file
-whose hierarchy is a built-in rig's (:func:`animik.rigs.recognise_rig`) gets that rig's model,
-said on stderr; ``--model file`` keeps the file's own skeleton (masses by segment role, soles
+whose hierarchy is a built-in rig's (:func:`animik.rigs.recognise_hierarchy`) gets that rig's
+model, said on stderr; ``--model file`` keeps the file's own skeleton (masses by segment role, soles
 derived from its feet).
 """
 
@@ -14,7 +14,7 @@ import sys
 
 from ..dynamics.model import with_model_of
 from ..motion import Motion
-from ..rigs import load_rig, recognise_rig
+from ..rigs import load_rig, recognise_hierarchy
 
 #: ``--model file``: the file's own skeleton, even when it is a built-in rig's hierarchy.
 FILE_MODEL = "file"
@@ -41,10 +41,9 @@ def with_model(motion: Motion, model: str | None, prog: str) -> tuple[Motion, st
     if model == FILE_MODEL:
         return motion, None
     if model is None:
-        found = recognise_rig(motion)
-        if found is None:
+        model = recognise_hierarchy(motion.skeleton)
+        if model is None:
             return motion, None
-        model = str(found.meta["bvh_rig"])
         print(f"animik {prog}: recognised {model}'s hierarchy: using {model}'s masses and soles "
               f"(pass --model {FILE_MODEL} to use the file's own skeleton)", file=sys.stderr)
     skel = with_model_of(motion.skeleton, load_rig(model))

@@ -92,3 +92,16 @@ def test_bvh_skeleton_option_opens_the_files_own_skeleton(tmp_path):
     st = make_state(str(path), bvh_skeleton=True)
     assert st.skeleton.n_dof == 159 and st.doc.rig == str(path)
     assert st.bvh_skeleton  # later Opens too, until unticked in the Open browser
+
+
+def test_a_twisted_knee_opens_as_its_own_skeleton_and_says_why(tmp_path):
+    """body95's hierarchy whose padded channels move (animik filter --model body95's output
+    twists a knee): not body95's motion, so its own skeleton, and the banner says why."""
+    path, _ = _lean_bvh(tmp_path, frames=10)
+    m = animik.read_bvh(path)
+    q = m.q.copy()
+    q[:, m.skeleton.dof_index("r_knee_rx")] = 0.1
+    write_bvh_compatible(Motion(m.skeleton, q, m.fps), path)
+    st = make_state(str(path))
+    assert st.skeleton.n_dof == 159
+    assert "body95's hierarchy" in st.messages[-1].text

@@ -105,3 +105,22 @@ def test_filter_uses_the_recognised_rig(tmp_path, capsys):
     assert "animik filter: recognised body95's hierarchy" in err
     # the filter wrote the file's skeleton back: body95's hierarchy again
     assert animik.rigs.recognise_rig(animik.read_bvh(out)).skeleton.name == "body95"
+
+
+def test_filter_output_with_a_twisted_knee_is_checked_as_body95(tmp_path, capsys):
+    """`animik filter --model body95` moves the file's padded channels (a knee's twist: 11° on
+    louise): body95's hierarchy, not a body95 motion; still checked with body95's model."""
+    path = _standing(tmp_path, frames=40)
+    m = animik.read_bvh(path)
+    q = m.q.copy()
+    q[:, m.skeleton.dof_index("r_knee_rx")] = 0.1
+    twisted = tmp_path / "twisted.bvh"
+    write_bvh_compatible(Motion(m.skeleton, q, m.fps), twisted)
+    back = animik.read_bvh(twisted)
+    assert animik.rigs.recognise_rig(back) is None
+    assert animik.rigs.recognise_hierarchy(back.skeleton) == "body95"
+    main(["feasibility", str(twisted), "--every", "0"])
+    auto, err = _infeasible(capsys)
+    assert "recognised body95's hierarchy" in err
+    main(["feasibility", str(twisted), "--every", "0", "--model", "body95"])
+    assert _infeasible(capsys)[0] == auto
