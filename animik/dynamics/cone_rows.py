@@ -30,7 +30,10 @@ mass ``c``, as the programme has them). Along the correction's modes (root slide
 Rows that keep the world surfaces' contacts where they are (the root's vertical shift changes
 every body point's gap to a seat or foot rest): a body point touching a world surface stays
 within 90 % of the tolerance of it, on either side (it neither leaves it nor goes through
-it: the check's ``through support``).
+it: the check's ``through support``). Which points, and how far, is read from a **reference
+clip** (the filter's input, ``ref_q``), not from each round's pose: rows re-taken from every
+round pushed each newly touching point down and nothing pulled the body back, a ratchet
+(docs/dynamics.md 5f, "The seat rows without the ratchet").
 """
 
 from __future__ import annotations
@@ -52,6 +55,11 @@ GRIP_SAFETY = 0.9
 MARGIN = 0.01
 #: residual (body weights) of the shrunken cone below which a frame gets no row
 ROW_TOL = 1e-7
+#: the world-surface rows keep a touching body point within ``ROOM`` times the surface's
+#: tolerance of it; a point the reference clip had further out keeps its gap, up to ``CAP``
+#: times the tolerance (:func:`_surface_rows`)
+ROOM = 0.9
+CAP = 0.97
 
 
 def _shrink(pts: np.ndarray, group: np.ndarray, margin: float) -> np.ndarray:
@@ -164,12 +172,15 @@ def cone_duals_fast(cols: np.ndarray, ub: np.ndarray, w_ref: np.ndarray
 def cone_rows(filt: DynamicsFilter, chk, E_all: np.ndarray, Aw_all: np.ndarray,
               md: np.ndarray, eps: float = 1e-6,
               friction_safety: float = FRICTION_SAFETY, grip_safety: float = GRIP_SAFETY,
-              margin: float = MARGIN, probe: float = 0.03) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+              margin: float = MARGIN, probe: float = 0.03, ref_q: np.ndarray | None = None
+              ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """Method A's rows on the supported frames of ``chk`` (module docstring), on the same
     unknowns as :func:`animik.dynamics.correct._linearise`'s: each row's frame, its
     coefficients ``(r, 3, k)`` on the frame's ``D0, D1, D2`` window weights and the ``k`` modes
     ``E_all (T, n, k)`` (``Aw_all (T, 6, n)`` the frames' wrench matrices, ``md`` the modes'
-    DoFs), and ``rows x <= rhs``.
+    DoFs), and ``rows x <= rhs``. ``ref_q (T, n_dof)``: the (check-smoothed) poses of the
+    reference clip whose contacts with world surfaces the rows keep (:func:`_surface_rows`;
+    ``None``: each round's own, the ratchet).
 
     Returns:
         ``(frame (r,), coef (r, 3, k), rhs (r,))``; empty when no supported frame is outside
@@ -230,11 +241,27 @@ def cone_rows(filt: DynamicsFilter, chk, E_all: np.ndarray, Aw_all: np.ndarray,
         out_f.append(fr[inv])
         out_c.append(np.einsum("ra,drak->rdk", G, Bd[:, inv]))
         out_r.append(ROW_SCALE * (np.einsum("ra,ra->r", y, off) - r_p))
-    kf, kc, kr = _surface_rows(chk, sup, sf, k)
+    sf_ref = None
+    if ref_q is not None and sf.gap is not None and sf.gap.shape[1]:
+        sf_ref = chk.supports.at(skel, np.asarray(ref_q)[sup], frames=sup)
+    kf, kc, kr = _surface_rows(chk, sup, sf, k, sf_ref=sf_ref)
     out_f.append(kf)
     out_c.append(kc)
     out_r.append(kr)
     return np.concatenate(out_f), np.concatenate(out_c), np.concatenate(out_r)
+
+
+def reference_poses(motion, contacts, window: float) -> np.ndarray:
+    """``(T, n_dof)``: the poses :func:`animik.dynamics.clip.check_clip` evaluates for
+    ``motion`` with ``window`` (s; its Savitzky-Golay fit, the legs' ball joints from the
+    rotation; ``contacts`` the clip's contact model), the
+    ``ref_q`` of :func:`cone_rows` -- the gaps to the world surfaces are then the check's."""
+    from .clip import clip_states
+    from .rotation_rates import leg_joints
+
+    skel = motion.skeleton
+    return clip_states(skel, motion.q, motion.fps, window=window,
+                       near_lock=leg_joints(skel, contacts.point_joint)).q
 
 
 def _screen(cols, ub, w_ref):
@@ -250,34 +277,56 @@ def _screen(cols, ub, w_ref):
     return ok, resid
 
 
-def _surface_rows(chk, sup: np.ndarray, sf, k: int, room: float = 0.9
-                  ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """Rows keeping the body points touching a world surface within ``room`` times its
-    tolerance of it, on both sides (the root's vertical slide, mode 2, moves every body point
-    by ``dz``, seen through ``D0``)."""
+def _surface_rows(chk, sup: np.ndarray, sf, k: int, room: float = ROOM, sf_ref=None,
+                  cap: float = CAP) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Rows keeping body points on the world surfaces they rest on (the root's vertical slide,
+    mode 2, moves every body point by ``dz``, seen through ``D0``): ``|g + nz dz| <= bound``.
+
+    Without ``sf_ref``: every point touching now, within ``room`` times the tolerance on both
+    sides (main before issue 10's eighth round). Re-linearised every round, that pushed each
+    newly touching point below 90 % of the tolerance, and nothing pulled the body back: a
+    ratchet (louise's ride 2 cm below the input's, docs/dynamics.md 5f).
+
+    With ``sf_ref`` (the supports at the reference clip's poses, :func:`cone_rows`): which
+    points are kept on a surface, and how far from it, is the reference's -- the same rows in
+    every round and pass, nothing to ratchet. A point touching in the reference stays on its
+    side within ``max(room tol, the reference's gap)`` (at most ``cap`` tol: its gap is never
+    pushed below the reference's, short of the tolerance's edge); a point touching now but not
+    there (the correction brought the body to the surface) only may not go through it
+    (``room`` tol), nothing holds it on.
+    """
     if sf.gap is None or not sf.gap.shape[1] or chk.supports is None:
         return np.zeros(0, np.int64), np.zeros((0, 3, k)), np.zeros(0)
     sup_of = sf.push_support
     tol = np.array([chk.supports.supports[i].tolerance for i in sup_of])
     nz = np.array([chk.supports.supports[i].normal[2] for i in sup_of])
     g = sf.gap  # (F, P) NaN where no body part rests on it
-    act = sf.active[:, sup_of] & np.isfinite(g)
+    act = sf.active[:, sup_of] & np.isfinite(g) & (np.abs(nz)[None] > 1e-6)
     touch = act & sf.push_touch
+    if sf_ref is None:
+        bound = {1.0: np.where(touch, room * tol, np.nan), -1.0: np.where(touch, room * tol, np.nan)}
+    else:
+        gr = np.nan_to_num(sf_ref.gap)
+        was = act & sf_ref.push_touch & np.isfinite(sf_ref.gap)
+        bound = {1.0: np.where(was, np.minimum(np.maximum(room * tol, gr), cap * tol), np.nan),
+                 -1.0: np.where(was, np.minimum(np.maximum(room * tol, -gr), cap * tol),
+                                np.where(touch, room * tol, np.nan))}
     frames, coefs, rhs = [], [], []
-    # touching: g + nz dz <= room tol (stays on it), -(g + nz dz) <= room tol (not through)
+    # above: g + nz dz <= bound (stays on it); through: -(g + nz dz) <= bound
     for sign in (1.0, -1.0):
-        f, p = np.nonzero(touch & (np.abs(nz)[None] > 1e-6))
+        b = bound[sign]
+        f, p = np.nonzero(np.isfinite(b))
         if not len(f):
             continue
         cf = np.zeros((len(f), 3, k))
         cf[:, 0, 2] = sign * nz[p]
         frames.append(sup[f])
         coefs.append(100.0 * cf)  # as the floor's contact-keeping rows (correct._contact_rows)
-        rhs.append(100.0 * (room * tol[p] - sign * g[f, p]))
+        rhs.append(100.0 * (b[f, p] - sign * g[f, p]))
     if not frames:
         return np.zeros(0, np.int64), np.zeros((0, 3, k)), np.zeros(0)
     return np.concatenate(frames), np.concatenate(coefs), np.concatenate(rhs)
 
 
-__all__ = ["FRICTION_SAFETY", "GRIP_SAFETY", "ROW_SCALE", "cone_duals", "cone_duals_fast", "cone_programmes",
-           "cone_residual", "cone_rows"]
+__all__ = ["CAP", "FRICTION_SAFETY", "GRIP_SAFETY", "ROOM", "ROW_SCALE", "cone_duals",
+           "cone_duals_fast", "cone_programmes", "cone_residual", "cone_rows", "reference_poses"]

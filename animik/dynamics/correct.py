@@ -53,7 +53,7 @@ from . import _support
 from ._penalty_qp import FrameRows, solve_penalty_qp
 from ._savgol import savgol_matrix, window_frames
 from .clip import ClipFeasibility, check_clip
-from .cone_rows import cone_rows
+from .cone_rows import cone_rows, reference_poses
 from .contacts import ContactModel, contact_model_for_clip
 from .filter import DynamicsFilter, FilterOptions, _area_skate, terms_batch, wrench_batch
 from .opspace import _axes_and_mass
@@ -204,6 +204,7 @@ class _Setup:
     R: sp.csc_matrix
     mu_in: float
     dirs: np.ndarray
+    ref_q: np.ndarray | None = None  # the reference clip's smoothed poses (.cone_rows)
 
     @classmethod
     def build(cls, motion: Motion, opt: FilterOptions, cm: ContactModel, w_pos: float,
@@ -240,7 +241,7 @@ class _Setup:
         try:
             return _qp_step(self.filt, chk, q, motion, self.slides, self.upper, self.ops,
                             self.R, self.mu_in, self.dirs, self.filt.weight, mode_window, rho,
-                            newton_steps)
+                            newton_steps, self.ref_q)
         except np.linalg.LinAlgError:
             return q, False, "failed"
 
@@ -301,14 +302,18 @@ def correct_clip(motion: Motion, options: FilterOptions | None = None,
 def _rounds(motion: Motion, options: FilterOptions | None, iterations: int, w_pos: float,
             w_vel: float, mode_window: float, max_change: float, rho: float,
             contacts: ContactModel | None, patience: int, w_smooth: float,
-            supports: SupportSet | None = None, progress: Progress | None = None
-            ) -> CorrectionResult:
-    """:func:`correct_clip`'s rounds with one smoothness weight."""
+            supports: SupportSet | None = None, progress: Progress | None = None,
+            reference: Motion | None = None) -> CorrectionResult:
+    """:func:`correct_clip`'s rounds with one smoothness weight. ``reference``: the clip whose
+    contacts with world surfaces the rows keep (:mod:`.cone_rows`; default ``motion``; the
+    plant passes give the filter's input, so that the passes do not add up)."""
     opt = (options or FilterOptions()).checked()
     t0 = time.perf_counter()
     skel = motion.skeleton
     cm = contacts or contact_model_for_clip(skel, motion.q)
     su = _Setup.build(motion, opt, cm, w_pos, w_vel, w_smooth)
+    if supports is not None and len(supports):
+        su.ref_q = reference_poses(motion if reference is None else reference, cm, opt.window)
     T = motion.n_frames
     q = np.array(motion.q, dtype=float)
     history: list[tuple[int, int]] = []
@@ -467,7 +472,8 @@ def _check_rows(filt: DynamicsFilter, active: np.ndarray, pts: np.ndarray, mu_in
     return G / weight, lim, ok
 
 
-def _linearise(filt, chk, motion, slides, upper, ops, mu_in, dirs, weight, mode_window):
+def _linearise(filt, chk, motion, slides, upper, ops, mu_in, dirs, weight, mode_window,
+               ref_q=None):
     """The rows of one sequential-QP round: the wrench of every contact frame, linearised in
     the modes, made to satisfy seed D's three checks as linear inequalities (support polygon
     edges shrunk by the margin, an octagonal friction pyramid inside ``friction_safety * mu``,
@@ -526,7 +532,8 @@ def _linearise(filt, chk, motion, slides, upper, ops, mu_in, dirs, weight, mode_
     pts = filt.contacts.points(filt.skel, qc) if chk.points is None else chk.points[contact]
     G, lim, ok = _check_rows(filt, c.in_contact[contact], pts, mu_in, dirs, h_floor, weight)
     # supported frames: the contact-wrench cone linearised (.cone_rows; none without supports)
-    srows = cone_rows(filt, chk, E_all, Aw_all, md) if c.support_active.any() else None
+    srows = cone_rows(filt, chk, E_all, Aw_all, md, ref_q=ref_q) if c.support_active.any() \
+        else None
     if not ok.any() and (srows is None or not len(srows[0])):
         return None
     G, lim = G[ok], lim[ok]
@@ -562,11 +569,12 @@ def _linearise(filt, chk, motion, slides, upper, ops, mu_in, dirs, weight, mode_
 
 
 def _qp_step(filt, chk, q, motion, slides, upper, ops, R, mu_in, dirs, weight, mode_window, rho,
-             newton_steps=6):
+             newton_steps=6, ref_q=None):
     """One sequential-QP round (:func:`_linearise`), with slacks so the QP always has a
     solution. ``newton_steps``: the QP solver's finite Newton steps before its interior point
     (0: the interior point at once). Returns ``(q, solved, the solver's method)``."""
-    lin = _linearise(filt, chk, motion, slides, upper, ops, mu_in, dirs, weight, mode_window)
+    lin = _linearise(filt, chk, motion, slides, upper, ops, mu_in, dirs, weight, mode_window,
+                     ref_q)
     if lin is None:
         return q, False, "none"
     E_all, lo_frame, wts, frame_all, coef_all, rhs = lin
@@ -768,7 +776,7 @@ class _Tier:
             pl.motion = hip_shift(pl.motion, cm, opt.mu, opt.window, supports=supports,
                                   base=base).motion
         res = _rounds(pl.motion, opt, 30, 1.0, 0.1, 0.5, 0.3, 1e2, cm, 4, self.w_smooth,
-                      supports=supports, progress=progress)
+                      supports=supports, progress=progress, reference=self.motion)
         bad = ~res.check.feasible
         self.done = self.k >= self.passes
         if self.best is not None and bad.sum() >= (~self.best.check.feasible).sum():
