@@ -35,7 +35,7 @@ def test_parallel_kernels_equal_the_serial_ones(chunks):
             K.filter_terms_batch_par(*a1, chunks)
             K.wrench_batch_par(*a2, chunks)
         outs.append((W, Aw, S, Wp, dW))
-    for a, b in zip(*outs):
+    for a, b in zip(*outs, strict=True):
         np.testing.assert_array_equal(a, b)
     np.testing.assert_array_equal(outs[0][1][:10], Aw0)
     # without the wrench matrix (Aw with 0 rows): W only
