@@ -64,3 +64,14 @@ def test_batch_wrappers_use_the_threads_on_long_batches_with_the_same_values():
            for i in range(N)]
     for j, a in enumerate(got):
         np.testing.assert_array_equal(a, np.concatenate([o[j] for o in one]))
+
+
+def test_bench_threads_option_is_checked(capsys):
+    import numba
+
+    from animik.cli import main
+
+    top = numba.config.NUMBA_NUM_THREADS
+    assert main(["bench", "dynamics", "--threads", str(top + 1), "--no-peers"]) == 2
+    assert f"--threads must be 1..{top}" in capsys.readouterr().err
+    assert main(["bench", "dynamics", "--threads", "0"]) == 2
