@@ -32,7 +32,11 @@ look-ahead). Here the same steps act on the clip as a whole:
 
     plus rows that keep the check's contact detection where it is (the root shift moves the
     feet). The clip is updated, checked again, and the QP repeated; the best round is kept.
-(f) nothing to integrate: the output poses are the input poses plus the correction.
+(f) nothing to integrate: the output poses are the input poses plus the correction;
+(g) after the first round, a round whose infeasible frames, widened by :data:`WINDOW` each way,
+    cover at most :data:`WINDOW_SHARE` of the clip is *windowed*: the same QP with the
+    correction zero outside those stretches (their poses kept bit for bit, boundary values of
+    the smoothness terms), linearised and solved on them only (docs/dynamics.md 6i).
 
 Frames without any detected contact get no rows: the check then wants a ballistic body, which
 no small correction gives; they are reported.
