@@ -86,8 +86,8 @@ def add_parser(subparsers) -> argparse.ArgumentParser:
                         "(plant_and_correct as the command runs it: supports, smoothing, plant "
                         "passes; slow on clips that fail: each runs its fallbacks)")
     p.add_argument("--threads", type=int, default=None,
-                   help="numba threads for the filter's per-frame kernels (default: "
-                        "NUMBA_NUM_THREADS, i.e. every core); 1 = serial")
+                   help="numba threads for the filter's per-frame kernels (default: one, "
+                        "serial; N > 1 runs them on N threads, at most NUMBA_NUM_THREADS)")
     p.add_argument("--no-peers", action="store_true", help="skip pinocchio and MuJoCo")
     p.add_argument("--no-command", action="store_true", help="skip the whole-command row")
     p.set_defaults(func=run_cli)
@@ -427,6 +427,14 @@ def _command_rows(clip: str, rig: str) -> list[tuple]:
     return rows
 
 
+def _filter_threads() -> int:
+    import numba
+
+    from ..dynamics import filter as _filter
+
+    return numba.get_num_threads() if _filter.PARALLEL else 1
+
+
 def run_cli(args: argparse.Namespace) -> int:
     import numba
 
@@ -440,6 +448,9 @@ def run_cli(args: argparse.Namespace) -> int:
                   f"got {args.threads}", file=sys.stderr)
             return 2
         numba.set_num_threads(args.threads)
+        from ..dynamics import filter as _filter
+
+        _filter.PARALLEL = args.threads > 1  # the filter's per-frame batches on the threads
     load0 = os.getloadavg()[0]
     rows = run(args.rig, args.frames, not args.no_peers, None if args.no_command else args.clip,
                filter_clip=None if args.no_command else args.filter_clip,
@@ -450,6 +461,6 @@ def run_cli(args: argparse.Namespace) -> int:
                        title=f"animik bench dynamics: rig {args.rig} "
                              f"({platform.processor() or platform.machine()}, "
                              f"{os.cpu_count()} cores; kernels one thread, the filter's "
-                             f"per-frame batches {numba.get_num_threads()} numba threads; "
+                             f"per-frame batches {_filter_threads()} numba thread(s); "
                              f"load average {load0:.1f} -> {os.getloadavg()[0]:.1f})"))
     return 0

@@ -612,15 +612,18 @@ def _report(inp: Motion, out: Motion, ref_q: np.ndarray, flags: np.ndarray,
 
 
 
-# Batches of at least this many states run on all numba threads (the frames split into one
-# chunk a thread, :func:`animik.dynamics._kernels.filter_terms_batch_par`); the thread count
-# is numba's (``NUMBA_NUM_THREADS``, ``numba.set_num_threads``; default: every core). Below it
-# the threads' start-up costs more than the frames (docs/dynamics.md 6i).
+# With PARALLEL, batches of at least PARALLEL_MIN states run on numba's threads (the frames
+# split into one chunk a thread, :func:`animik.dynamics._kernels.filter_terms_batch_par`; the
+# thread count is numba's: ``NUMBA_NUM_THREADS``, ``numba.set_num_threads``). Off by default:
+# measured on the shared 2-core machine at load 13-26 the second thread cost CPU (its OpenMP
+# worker waits spinning) and gained no wall time (docs/dynamics.md 6i); ``animik bench
+# dynamics --threads 2`` turns it on to measure it.
+PARALLEL = False
 PARALLEL_MIN = 64
 
 
 def _parallel(N: int) -> bool:
-    return N >= PARALLEL_MIN and nb.get_num_threads() > 1
+    return PARALLEL and N >= PARALLEL_MIN and nb.get_num_threads() > 1
 
 
 def terms_batch(filt: DynamicsFilter, q: np.ndarray, qd: np.ndarray, qdd: np.ndarray,

@@ -45,10 +45,13 @@ def test_parallel_kernels_equal_the_serial_ones(chunks):
     np.testing.assert_array_equal(W2, outs[0][0])
 
 
-def test_batch_wrappers_use_the_threads_on_long_batches_with_the_same_values():
+def test_batch_wrappers_use_the_threads_on_long_batches_with_the_same_values(monkeypatch):
     import numba
 
     from animik.dynamics import filter as F
+
+    assert not F._parallel(10_000)  # off by default (docs/dynamics.md 6i)
+    monkeypatch.setattr(F, "PARALLEL", True)
 
     skel = animik.load_rig("body95")
     filt = DynamicsFilter(skel, FilterOptions().checked(), 0.0)
