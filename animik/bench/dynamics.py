@@ -85,6 +85,9 @@ def add_parser(subparsers) -> argparse.ArgumentParser:
                    help="per-clip rows of the retargets also for `animik filter --plant` "
                         "(plant_and_correct as the command runs it: supports, smoothing, plant "
                         "passes; slow on clips that fail: each runs its fallbacks)")
+    p.add_argument("--threads", type=int, default=None,
+                   help="numba threads for the filter's per-frame kernels (default: one, "
+                        "serial; N > 1 runs them on N threads, at most NUMBA_NUM_THREADS)")
     p.add_argument("--no-peers", action="store_true", help="skip pinocchio and MuJoCo")
     p.add_argument("--no-command", action="store_true", help="skip the whole-command row")
     p.set_defaults(func=run_cli)
@@ -214,7 +217,8 @@ def _plant_row(motion: Motion, name: str) -> tuple:
         best = (wall, cpu) if best is None or cpu < best[1] else best
     bad = int((~res.check.feasible).sum())
     return ("animik plant_and_correct()", task, T / best[0], "frames/s",
-            f"CPU {T / max(best[1], 1e-9):.0f} frames/s; {len(plants)} passes, best "
+            f"wall {T / best[0]:.0f} / CPU {T / max(best[1], 1e-9):.0f} frames/s; "
+            f"{len(plants)} passes, best "
             f"{[h[0] for h in res.history]}; {bad} infeasible")
 
 
@@ -423,10 +427,31 @@ def _command_rows(clip: str, rig: str) -> list[tuple]:
     return rows
 
 
+def _filter_threads() -> int:
+    import numba
+
+    from ..dynamics import filter as _filter
+
+    return numba.get_num_threads() if _filter.PARALLEL else 1
+
+
 def run_cli(args: argparse.Namespace) -> int:
+    import numba
+
     if args.frames < 10:
         print("animik bench dynamics: error: --frames must be >= 10", file=sys.stderr)
         return 2
+    if args.threads is not None:
+        top = numba.config.NUMBA_NUM_THREADS
+        if not 1 <= args.threads <= top:
+            print(f"animik bench dynamics: error: --threads must be 1..{top} (NUMBA_NUM_THREADS), "
+                  f"got {args.threads}", file=sys.stderr)
+            return 2
+        numba.set_num_threads(args.threads)
+        from ..dynamics import filter as _filter
+
+        _filter.PARALLEL = args.threads > 1  # the filter's per-frame batches on the threads
+    load0 = os.getloadavg()[0]
     rows = run(args.rig, args.frames, not args.no_peers, None if args.no_command else args.clip,
                filter_clip=None if args.no_command else args.filter_clip,
                long_clip=None if args.no_command else (args.long_clip or None),
@@ -434,5 +459,8 @@ def run_cli(args: argparse.Namespace) -> int:
     print(format_table(["implementation", "task", "value", "unit", "note"],
                        [[a, b, round(c, 2) if c == c else "n/a", d, e] for a, b, c, d, e in rows],
                        title=f"animik bench dynamics: rig {args.rig} "
-                             f"({platform.processor() or platform.machine()}, one thread)"))
+                             f"({platform.processor() or platform.machine()}, "
+                             f"{os.cpu_count()} cores; kernels one thread, the filter's "
+                             f"per-frame batches {_filter_threads()} numba thread(s); "
+                             f"load average {load0:.1f} -> {os.getloadavg()[0]:.1f})"))
     return 0

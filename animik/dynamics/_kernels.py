@@ -544,3 +544,43 @@ def wrench_batch(Q, QD, QDD, ED, g, parents, offsets, rest_rots, dof_start, dof_
                 dW[t, d, 3] += df[3] + x1 * h[5] - x2 * h[4] + w1 * dh[5] - w2 * dh[4]
                 dW[t, d, 4] += df[4] + x2 * h[3] - x0 * h[5] + w2 * dh[3] - w0 * dh[5]
                 dW[t, d, 5] += df[5] + x0 * h[4] - x1 * h[3] + w0 * dh[4] - w1 * dh[3]
+
+
+# Both cores (docs/dynamics.md 6i): the clip filter's per-frame kernels are independent over
+# frames, so the batch is cut into one contiguous chunk per numba thread, each running the
+# serial kernel on its frames -- the same arithmetic per frame, so the same bits.
+_PJIT = dict(cache=True, nogil=True, parallel=True)
+
+
+@nb.njit(**_PJIT)
+def filter_terms_batch_par(Q, QD, QDD, g, parents, offsets, rest_rots, dof_start, dof_type,
+                           dof_axis, dof_joint, masses, coms, inertias, W, Aw_out, S_out, chunks):
+    """:func:`filter_terms_batch` with the frames split into ``chunks`` (the numba threads;
+    an argument, not read in here: a kernel that reads the thread count is not cached)."""
+    N = Q.shape[0]
+    nc = max(1, min(chunks, N))
+    full = Aw_out.shape[0] == N
+    for ci in nb.prange(nc):
+        lo = ci * N // nc
+        hi = (ci + 1) * N // nc
+        if full:
+            filter_terms_batch(Q[lo:hi], QD[lo:hi], QDD[lo:hi], g, parents, offsets, rest_rots,
+                               dof_start, dof_type, dof_axis, dof_joint, masses, coms, inertias,
+                               W[lo:hi], Aw_out[lo:hi], S_out[lo:hi])
+        else:
+            filter_terms_batch(Q[lo:hi], QD[lo:hi], QDD[lo:hi], g, parents, offsets, rest_rots,
+                               dof_start, dof_type, dof_axis, dof_joint, masses, coms, inertias,
+                               W[lo:hi], Aw_out, S_out)
+
+
+@nb.njit(**_PJIT)
+def wrench_batch_par(Q, QD, QDD, ED, g, parents, offsets, rest_rots, dof_start, dof_type,
+                     dof_axis, masses, coms, inertias, W, dW, chunks):
+    """:func:`wrench_batch` with the frames split into ``chunks`` (the numba threads)."""
+    N = Q.shape[0]
+    nc = max(1, min(chunks, N))
+    for ci in nb.prange(nc):
+        lo = ci * N // nc
+        hi = (ci + 1) * N // nc
+        wrench_batch(Q[lo:hi], QD[lo:hi], QDD[lo:hi], ED[lo:hi], g, parents, offsets, rest_rots,
+                     dof_start, dof_type, dof_axis, masses, coms, inertias, W[lo:hi], dW[lo:hi])

@@ -32,7 +32,11 @@ look-ahead). Here the same steps act on the clip as a whole:
 
     plus rows that keep the check's contact detection where it is (the root shift moves the
     feet). The clip is updated, checked again, and the QP repeated; the best round is kept.
-(f) nothing to integrate: the output poses are the input poses plus the correction.
+(f) nothing to integrate: the output poses are the input poses plus the correction;
+(g) after the first round, a round whose infeasible frames, widened by :data:`WINDOW` each way,
+    cover at most :data:`WINDOW_SHARE` of the clip is *windowed*: the same QP with the
+    correction zero outside those stretches (their poses kept bit for bit, boundary values of
+    the smoothness terms), linearised and solved on them only (docs/dynamics.md 6i).
 
 Frames without any detected contact get no rows: the check then wants a ballistic body, which
 no small correction gives; they are reported.
@@ -192,6 +196,14 @@ _FD_EPS = 1e-6
 _QP_TOL = 1e-10
 
 
+# Windowed rounds (docs/dynamics.md 6i): after a clip's first round, a round whose infeasible
+# frames widened by WINDOW seconds each way cover at most WINDOW_SHARE of the clip moves only
+# those frames (the others fixed, entering the QP's smoothness terms as boundary values), so it
+# costs O(window) instead of O(clip). 0 turns it off (every round on the whole clip).
+WINDOW = 1.0
+WINDOW_SHARE = 0.5
+
+
 @dataclass
 class _Setup:
     """What every round of :func:`correct_clip` shares: the filter, the modes' DoFs, the
@@ -233,7 +245,8 @@ class _Setup:
                    ops, R, opt.friction_safety * opt.mu * np.cos(np.pi / 8), dirs)
 
     def step(self, chk: ClipFeasibility, q: np.ndarray, motion: Motion, mode_window: float,
-             rho: float, newton_steps: int = 6) -> tuple[np.ndarray, bool, str]:
+             rho: float, newton_steps: int = 6, movable: np.ndarray | None = None
+             ) -> tuple[np.ndarray, bool, str]:
         """One round (:func:`_qp_step`) from ``q``, ``chk`` its check. A QP whose Newton
         matrix is not positive definite (rows of a degenerate linearisation: NaN or huge
         coefficients) ends the rounds like a QP without a solution: the best round so far is
@@ -241,7 +254,7 @@ class _Setup:
         try:
             return _qp_step(self.filt, chk, q, motion, self.slides, self.upper, self.ops,
                             self.R, self.mu_in, self.dirs, self.filt.weight, mode_window, rho,
-                            newton_steps, self.ref_q)
+                            newton_steps, movable, self.ref_q)
         except np.linalg.LinAlgError:
             return q, False, "failed"
 
@@ -257,7 +270,8 @@ def correct_clip(motion: Motion, options: FilterOptions | None = None,
                  contacts: ContactModel | None = None, patience: int = 4,
                  w_smooth: float = W_SMOOTH,
                  supports: SupportSet | None = None,
-                 progress: Progress | None = None) -> CorrectionResult:
+                 progress: Progress | None = None, window: float | None = None
+                 ) -> CorrectionResult:
     """Method A over a whole clip (module docstring).
 
     Args:
@@ -278,6 +292,9 @@ def correct_clip(motion: Motion, options: FilterOptions | None = None,
             contact-wrench cone and get no correction rows.
         progress: ``progress(fraction, message)`` at every round (:mod:`.progress`; the
             frames still infeasible); an exception it raises (a cancel) stops the work.
+        window: s; after the first round, a round whose infeasible frames widened by this
+            each way cover at most :data:`WINDOW_SHARE` of the clip moves only those frames
+            (docs/dynamics.md 6i); ``None``: :data:`WINDOW`; 0: every round on the whole clip.
 
     Returns:
         :class:`CorrectionResult` (its ``check`` says whether every frame is feasible).
@@ -289,10 +306,12 @@ def correct_clip(motion: Motion, options: FilterOptions | None = None,
     args = (motion, options, iterations, w_pos, w_vel, mode_window, max_change, rho, contacts,
             patience)
     split = 0.6 if w_smooth > 0 else 1.0
-    res = _rounds(*args, w_smooth, supports=supports, progress=scaled(progress, 0.0, split))
+    res = _rounds(*args, w_smooth, supports=supports, progress=scaled(progress, 0.0, split),
+                  window=window)
     if w_smooth > 0 and not res.check.feasible.all():
         res = _better(res, _rounds(*args, 0.0, supports=supports,
-                                   progress=scaled(progress, split, 1.0, "no smoothing, ")))
+                                   progress=scaled(progress, split, 1.0, "no smoothing, "),
+                                   window=window))
     if progress is not None:
         progress(1.0, f"{int((~res.check.feasible).sum())} of {motion.n_frames} frames infeasible")
     res.seconds = time.perf_counter() - t0
@@ -303,10 +322,13 @@ def _rounds(motion: Motion, options: FilterOptions | None, iterations: int, w_po
             w_vel: float, mode_window: float, max_change: float, rho: float,
             contacts: ContactModel | None, patience: int, w_smooth: float,
             supports: SupportSet | None = None, progress: Progress | None = None,
-            reference: Motion | None = None) -> CorrectionResult:
-    """:func:`correct_clip`'s rounds with one smoothness weight. ``reference``: the clip whose
-    contacts with world surfaces the rows keep (:mod:`.cone_rows`; default ``motion``; the
-    plant passes give the filter's input, so that the passes do not add up)."""
+            window: float | None = None, reference: Motion | None = None
+            ) -> CorrectionResult:
+    """:func:`correct_clip`'s rounds with one smoothness weight (``window``: see there).
+    ``reference``: the clip whose contacts with world surfaces the rows keep
+    (:mod:`.cone_rows`; default ``motion``; the plant passes give the filter's input, so that
+    the passes do not add up)."""
+    window = WINDOW if window is None else window
     opt = (options or FilterOptions()).checked()
     t0 = time.perf_counter()
     skel = motion.skeleton
@@ -321,6 +343,7 @@ def _rounds(motion: Motion, options: FilterOptions | None, iterations: int, w_po
     first: ClipFeasibility | None = None
     since_best = 0  # rounds since the best one: the rounds still converge slowly (mocapbank)
     newton_steps = 6  # finite Newton steps before the interior point (see below)
+    n_w = int(np.diff(su.ops[0].indptr[:2])[0])  # the check window's frames
     for _ in range(iterations + 1):
         chk = check_clip(Motion(skel, q, motion.fps), mu=opt.mu, window=opt.window, contacts=cm,
                          supports=supports)
@@ -338,7 +361,11 @@ def _rounds(motion: Motion, options: FilterOptions | None, iterations: int, w_po
         held = chk.check.in_contact.any(axis=1) | chk.check.support_active.any(axis=1)
         if not (bad & held).any() or len(history) > iterations or since_best >= patience:
             break  # frames carried by nothing have no rows: nothing more to do
-        q2, ok, method = su.step(chk, q, motion, mode_window, rho, newton_steps)
+        movable = None
+        if window > 0 and len(history) > 1:  # windowed rounds (docs/dynamics.md 6i)
+            mov = movable_frames(bad & held, int(round(window * motion.fps)), n_w)
+            movable = mov if mov.sum() <= WINDOW_SHARE * T else None
+        q2, ok, method = su.step(chk, q, motion, mode_window, rho, newton_steps, movable)
         # A QP that needed the interior point (heavy rows hovering at their bounds) is followed
         # by QPs of the same kind (the rows are the same kinds): the next rounds go straight to
         # the interior point, whose answer does not depend on the Newton steps it would skip.
@@ -472,8 +499,78 @@ def _check_rows(filt: DynamicsFilter, active: np.ndarray, pts: np.ndarray, mu_in
     return G / weight, lim, ok
 
 
+def _seen(movable: np.ndarray, lo: np.ndarray, n_w: int) -> np.ndarray:
+    """``(T,)`` the frames whose check window (first frame ``lo (T,)``, ``n_w`` frames) holds
+    a frame of ``movable (T,)``: the frames whose derivatives a correction on ``movable`` can
+    change."""
+    cs = np.concatenate([[0], np.cumsum(movable)])
+    return cs[np.minimum(lo + n_w, len(movable))] > cs[lo]
+
+
+def movable_frames(bad: np.ndarray, margin: int, n_w: int) -> np.ndarray:
+    """The frames a windowed round may move (docs/dynamics.md 6i): every ``bad`` frame
+    ``(T,)`` widened by ``margin`` frames each way, gaps shorter than the check window ``n_w``
+    filled, so a check window meets at most one stretch and every stretch is at least
+    ``n_w`` frames long (``margin >= n_w``)."""
+    T = len(bad)
+    margin = max(int(margin), n_w)
+    d = np.zeros(T + 1, dtype=np.int64)
+    t = np.flatnonzero(bad)
+    np.add.at(d, np.maximum(t - margin, 0), 1)
+    np.add.at(d, np.minimum(t + margin + 1, T), -1)
+    mov = np.cumsum(d)[:T] > 0
+    # fill gaps shorter than n_w (between two stretches, not at the clip's ends)
+    idx = np.flatnonzero(mov)
+    if len(idx):
+        gaps = np.flatnonzero(np.diff(idx) > 1)
+        for g in gaps:
+            if idx[g + 1] - idx[g] - 1 < n_w:
+                mov[idx[g] + 1:idx[g + 1]] = True
+    return mov
+
+
+def _clip_windows(lo: np.ndarray, wts: np.ndarray, movable: np.ndarray, frames: np.ndarray
+                  ) -> tuple[np.ndarray, np.ndarray]:
+    """The check windows of ``frames`` restricted to the ``movable`` frames (the others are
+    fixed: their weights dropped), each shifted inside its stretch of movable frames so it
+    stays ``n_w`` consecutive unknowns (:func:`movable_frames` makes every stretch that long
+    and lets a window meet one stretch only).
+
+    Args:
+        lo: ``(T,)`` each frame's first window frame. wts: ``(T, D, n_w)`` its weights.
+        movable: ``(T,)`` bool. frames: the frames to restrict (each window meets
+            ``movable``).
+
+    Returns:
+        ``(lo, wts)`` copies with those frames' windows restricted.
+    """
+    lo, wts = lo.copy(), wts.copy()
+    T = len(movable)
+    n_w = wts.shape[2]
+    # each movable frame's stretch [a, b]
+    idx = np.flatnonzero(movable)
+    brk = np.flatnonzero(np.diff(idx) > 1)
+    starts = np.concatenate([[idx[0]], idx[brk + 1]])
+    ends = np.concatenate([idx[brk], [idx[-1]]])
+    nxt = np.full(T + 1, T, dtype=np.int64)  # the first movable frame at or after t
+    nxt[idx] = idx
+    nxt = np.minimum.accumulate(nxt[::-1])[::-1]
+    s = lo[frames]
+    m0 = nxt[s]
+    seg = np.searchsorted(starts, m0, side="right") - 1
+    a, b = starts[seg], ends[seg]
+    s2 = np.minimum(np.maximum(s, a), b - n_w + 1)
+    j = np.arange(n_w)
+    src = j[None, :] + (s2 - s)[:, None]
+    ok = (src >= 0) & (src < n_w)
+    w = np.take_along_axis(wts[frames], np.clip(src, 0, n_w - 1)[:, None, :], axis=2)
+    wts[frames] = np.where(ok[:, None, :], w, 0.0)
+    lo[frames] = s2
+    return lo, wts
+
+
 def _linearise(filt, chk, motion, slides, upper, ops, mu_in, dirs, weight, mode_window,
-               ref_q=None):
+               movable=None, ref_q=None):
     """The rows of one sequential-QP round: the wrench of every contact frame, linearised in
     the modes, made to satisfy seed D's three checks as linear inequalities (support polygon
     edges shrunk by the margin, an octagonal friction pyramid inside ``friction_safety * mu``,
@@ -493,15 +590,34 @@ def _linearise(filt, chk, motion, slides, upper, ops, mu_in, dirs, weight, mode_
     k = 5
     filt.floor = chk.floor
     h_floor = chk.floor
-    contact = np.flatnonzero(c.in_contact.any(axis=1) & ~c.support_active.any(axis=1))
-    # Every frame's wrench matrix and DoF axes in one numba call (the modes follow the pose).
-    W_all, Aw_all, S_all = terms_batch(filt, st.q, st.qd, st.qdd, full=True)
-    E_all = _modes_batch(Aw_all, S_all, slides, upper, filt.skel.total_mass)
+    win = [_windows(D) for D in (D0, D1, D2)]
+    n_w = win[0][1].shape[1]
+    contact_mask = c.in_contact.any(axis=1) & ~c.support_active.any(axis=1)
+    n_ma = max(1, int(round(mode_window * motion.fps)))
+    md = np.concatenate([slides, upper])
+    if movable is None:
+        seen = None
+        # Every frame's wrench matrix and DoF axes in one numba call (the modes follow the pose).
+        W_all, Aw_all, S_all = terms_batch(filt, st.q, st.qd, st.qdd, full=True)
+        E_all = _modes_batch(Aw_all, S_all, slides, upper, filt.skel.total_mass)
+    else:
+        # A windowed round (docs/dynamics.md 6i): rows only on the frames whose check window
+        # meets a movable frame, the modes only where those rows and the moving average
+        # below need them.
+        seen = _seen(movable, win[0][0], n_w)
+        contact_mask &= seen
+        ext = np.convolve(seen, np.ones(2 * n_ma + 1), mode="same") > 0
+        sub = np.flatnonzero(ext)
+        _, Aw_s, S_s = terms_batch(filt, st.q[sub], st.qd[sub], st.qdd[sub], full=True)
+        n = st.q.shape[1]
+        Aw_all, S_all, E_all = np.zeros((T, 6, n)), np.zeros((T, n, 6)), np.zeros((T, n, k))
+        Aw_all[sub], S_all[sub] = Aw_s, S_s
+        E_all[sub] = _modes_batch(Aw_s, S_s, slides, upper, filt.skel.total_mass)
     # The modes follow the pose; with IK jitter they jitter too and their own second
     # derivative (E'' x) would dominate the accelerations: smooth them over ``mode_window``.
     # (E is zero outside the root's slides and the trunk's DoFs: only those columns)
-    md = np.concatenate([slides, upper])
-    E_all[:, md] = _moving_average(E_all[:, md], max(1, int(round(mode_window * motion.fps))))
+    E_all[:, md] = _moving_average(E_all[:, md], n_ma)
+    contact = np.flatnonzero(contact_mask)
     Bd = np.zeros((3, T, 6, k))  # d W / d (q, qd, qdd) along the modes
     eps = _FD_EPS
     # d W / d qdd is exact (A_w E); d W / d qd of the lean modes exact too (forward mode through
@@ -532,8 +648,16 @@ def _linearise(filt, chk, motion, slides, upper, ops, mu_in, dirs, weight, mode_
     pts = filt.contacts.points(filt.skel, qc) if chk.points is None else chk.points[contact]
     G, lim, ok = _check_rows(filt, c.in_contact[contact], pts, mu_in, dirs, h_floor, weight)
     # supported frames: the contact-wrench cone linearised (.cone_rows; none without supports)
-    srows = cone_rows(filt, chk, E_all, Aw_all, md, ref_q=ref_q) if c.support_active.any() \
-        else None
+    if seen is None:
+        srows = (cone_rows(filt, chk, E_all, Aw_all, md, ref_q=ref_q)
+                 if c.support_active.any() else None)
+    else:  # a windowed round: the supported frames the window's correction can change
+        sa = c.support_active & seen[:, None]
+        srows = (cone_rows(filt, chk._replace(check=c._replace(support_active=sa)), E_all,
+                           Aw_all, md, ref_q=ref_q) if sa.any() else None)
+        if srows is not None:
+            keep_s = seen[srows[0]]
+            srows = tuple(a[keep_s] for a in srows)
     if not ok.any() and (srows is None or not len(srows[0])):
         return None
     G, lim = G[ok], lim[ok]
@@ -544,9 +668,8 @@ def _linearise(filt, chk, motion, slides, upper, ops, mu_in, dirs, weight, mode_
     # Row (f, r) over the unknowns (s, j) of frame f's window: sum_d D_d[f, s] (G_f B_d,f)[r, j]
     # -- kept factored (a FrameRows: the frame's window weights of D_d, the row's coefficients
     # G_f B_d,f), the accelerations the check will see being D2 x.
-    win = [_windows(D) for D in (D0, D1, D2)]
     wts = np.stack([w[1] for w in win], axis=1)  # (T, 3, n_w); the windows start alike
-    lo_frame = win[0][0] * k
+    lo = win[0][0]
     coef = np.stack([np.einsum("fra,fak->frk", G, Bd[d, frames]) for d in range(3)], axis=2)
     coef = coef.reshape(F * rmax, 3, k)
     row_frame = np.repeat(frames, rmax)
@@ -556,6 +679,9 @@ def _linearise(filt, chk, motion, slides, upper, ops, mu_in, dirs, weight, mode_
     # would only slow the solver down.
     keep = np.flatnonzero(np.isfinite(rhs) & (-rhs > -1.0))
     kframe, kcoef, krhs = _contact_rows(filt, chk, motion.fps, k)
+    if seen is not None:  # the contact-keeping rows of the frames the window can change
+        ks = seen[kframe]
+        kframe, kcoef, krhs = kframe[ks], kcoef[ks], krhs[ks]
     # Losing a contact makes a frame unfixable (no rows in flight): these rows x 100, so their
     # slacks cost 10^4 x more than the wrench rows' (the penalty is quadratic).
     frame_all = np.concatenate([row_frame[keep], kframe])
@@ -565,16 +691,21 @@ def _linearise(filt, chk, motion, slides, upper, ops, mu_in, dirs, weight, mode_
         frame_all = np.concatenate([frame_all, srows[0]])
         coef_all = np.concatenate([coef_all, srows[1]])
         rhs = np.concatenate([rhs, srows[2]])
-    return E_all, lo_frame, wts, frame_all, coef_all, rhs
+    if seen is not None:
+        # every row's window on movable unknowns only (the fixed frames' weights dropped)
+        lo, wts = _clip_windows(lo, wts, movable, np.unique(frame_all))
+    return E_all, lo * k, wts, frame_all, coef_all, rhs
 
 
 def _qp_step(filt, chk, q, motion, slides, upper, ops, R, mu_in, dirs, weight, mode_window, rho,
-             newton_steps=6, ref_q=None):
+             newton_steps=6, movable=None, ref_q=None):
     """One sequential-QP round (:func:`_linearise`), with slacks so the QP always has a
     solution. ``newton_steps``: the QP solver's finite Newton steps before its interior point
-    (0: the interior point at once). Returns ``(q, solved, the solver's method)``."""
+    (0: the interior point at once). ``movable``: ``(T,)`` the frames the round may move
+    (:func:`movable_frames`; the others keep ``q`` bit for bit), ``None``: all. Returns ``(q,
+    solved, the solver's method)``."""
     lin = _linearise(filt, chk, motion, slides, upper, ops, mu_in, dirs, weight, mode_window,
-                     ref_q)
+                     movable, ref_q)
     if lin is None:
         return q, False, "none"
     E_all, lo_frame, wts, frame_all, coef_all, rhs = lin
@@ -587,8 +718,13 @@ def _qp_step(filt, chk, q, motion, slides, upper, ops, R, mu_in, dirs, weight, m
     first = lo_frame[frame_all] // k  # each row's first window frame
     np.add.at(near, np.maximum(first - 2 * n_w, 0), 1)
     np.add.at(near, np.minimum(first + 3 * n_w, T), -1)
-    frames_used = np.flatnonzero(np.cumsum(near)[:T] > 0)
-    if len(frames_used) < 0.9 * T:
+    used = np.cumsum(near)[:T] > 0
+    if movable is not None:
+        used &= movable
+    frames_used = np.flatnonzero(used)
+    if movable is not None and not len(frames_used):
+        return q, False, "none"
+    if movable is not None or len(frames_used) < 0.9 * T:
         pos = -np.ones(T, dtype=np.int64)
         pos[frames_used] = np.arange(len(frames_used))
         cols = (frames_used[:, None] * k + np.arange(k)[None, :]).ravel()
@@ -604,6 +740,10 @@ def _qp_step(filt, chk, q, motion, slides, upper, ops, R, mu_in, dirs, weight, m
     if not np.isfinite(x).all():
         return q, False, method
     x = x.reshape(T, k)
+    if movable is not None:  # the fixed frames keep q bit for bit
+        q = q.copy()
+        q[frames_used] += np.einsum("tnk,tk->tn", E_all[frames_used], x[frames_used])
+        return q, True, method
     return q + np.einsum("tnk,tk->tn", E_all, x), True, method
 
 

@@ -31,6 +31,7 @@ import time
 from dataclasses import dataclass, field
 from typing import Any
 
+import numba as nb
 import numpy as np
 import scipy.linalg as sla
 
@@ -611,6 +612,20 @@ def _report(inp: Motion, out: Motion, ref_q: np.ndarray, flags: np.ndarray,
 
 
 
+# With PARALLEL, batches of at least PARALLEL_MIN states run on numba's threads (the frames
+# split into one chunk a thread, :func:`animik.dynamics._kernels.filter_terms_batch_par`; the
+# thread count is numba's: ``NUMBA_NUM_THREADS``, ``numba.set_num_threads``). Off by default:
+# measured on the shared 2-core machine at load 13-26 the second thread cost CPU (its OpenMP
+# worker waits spinning) and gained no wall time (docs/dynamics.md 6i); ``animik bench
+# dynamics --threads 2`` turns it on to measure it.
+PARALLEL = False
+PARALLEL_MIN = 64
+
+
+def _parallel(N: int) -> bool:
+    return PARALLEL and N >= PARALLEL_MIN and nb.get_num_threads() > 1
+
+
 def terms_batch(filt: DynamicsFilter, q: np.ndarray, qd: np.ndarray, qdd: np.ndarray,
                 full: bool = False) -> tuple[np.ndarray, np.ndarray | None, np.ndarray | None]:
     """:meth:`DynamicsFilter.terms` over states ``(N, n)`` in one numba call.
@@ -625,8 +640,11 @@ def terms_batch(filt: DynamicsFilter, q: np.ndarray, qd: np.ndarray, qdd: np.nda
     W = np.empty((N, 6))
     Aw = np.empty((N if full else 0, 6, n))
     S = np.empty((N if full else 0, n, 6))
-    K.filter_terms_batch(q, qd, qdd, filt.g, par, off, rr, ds, dt, dax, filt._dof_joint, m, c,
-                         ine, W, Aw, S)
+    args = (q, qd, qdd, filt.g, par, off, rr, ds, dt, dax, filt._dof_joint, m, c, ine, W, Aw, S)
+    if _parallel(N):
+        K.filter_terms_batch_par(*args, nb.get_num_threads())
+    else:
+        K.filter_terms_batch(*args)
     return W, (Aw if full else None), (S if full else None)
 
 
@@ -646,5 +664,9 @@ def wrench_batch(filt: DynamicsFilter, q: np.ndarray, qd: np.ndarray, qdd: np.nd
          else np.ascontiguousarray(qd_dirs, dtype=float))
     W = np.empty((N, 6))
     dW = np.empty((N, E.shape[2], 6))
-    K.wrench_batch(q, qd, qdd, E, filt.g, par, off, rr, ds, dt, dax, m, c, ine, W, dW)
+    args = (q, qd, qdd, E, filt.g, par, off, rr, ds, dt, dax, m, c, ine, W, dW)
+    if _parallel(N):
+        K.wrench_batch_par(*args, nb.get_num_threads())
+    else:
+        K.wrench_batch(*args)
     return W, dW
