@@ -6,6 +6,13 @@ masses, inertias and soles (:func:`animik.dynamics.with_model_of`). Without ``--
 whose hierarchy is a built-in rig's (:func:`animik.rigs.recognise_hierarchy`) gets that rig's
 model, said on stderr; ``--model file`` keeps the file's own skeleton (masses by segment role, soles
 derived from its feet).
+
+A file that holds the rig's motion exactly (:func:`animik.rigs.recognise_rig`: its padded channels
+still zero) is mapped onto the rig's own DoFs, so ``animik filter`` corrects the rig (body95: 95
+DoF, its knees hinges) and writes the rig's motion back in the same hierarchy. Before, the filter
+moved the file's 159 channels and twisted body95's knees about their long axes (up to 11° on
+louise): a body95 hierarchy holding no body95 motion. A file whose padded channels move (such
+an older output) keeps its own skeleton with the rig's masses and soles, said on stderr.
 """
 
 from __future__ import annotations
@@ -14,7 +21,7 @@ import sys
 
 from ..dynamics.model import with_model_of
 from ..motion import Motion
-from ..rigs import load_rig, recognise_hierarchy
+from ..rigs import load_rig, recognise_hierarchy, recognise_rig
 
 #: ``--model file``: the file's own skeleton, even when it is a built-in rig's hierarchy.
 FILE_MODEL = "file"
@@ -46,5 +53,12 @@ def with_model(motion: Motion, model: str | None, prog: str) -> tuple[Motion, st
             return motion, None
         print(f"animik {prog}: recognised {model}'s hierarchy: using {model}'s masses and soles "
               f"(pass --model {FILE_MODEL} to use the file's own skeleton)", file=sys.stderr)
+    rig_motion = recognise_rig(motion)
+    if rig_motion is not None and rig_motion.skeleton.name == model:
+        return rig_motion, model
+    if recognise_hierarchy(motion.skeleton) == model:
+        print(f"animik {prog}: the file has {model}'s hierarchy but channels {model} does not "
+              f"have move (a knee's twist): using the file's skeleton with {model}'s masses and "
+              "soles", file=sys.stderr)
     skel = with_model_of(motion.skeleton, load_rig(model))
     return Motion(skel, motion.q, motion.fps, dict(motion.meta)), model

@@ -124,3 +124,18 @@ def test_filter_output_with_a_twisted_knee_is_checked_as_body95(tmp_path, capsys
     assert "recognised body95's hierarchy" in err
     main(["feasibility", str(twisted), "--every", "0", "--model", "body95"])
     assert _infeasible(capsys)[0] == auto
+
+
+@needs_shared
+def test_filter_writes_a_body95_motion_on_a_body95_retarget(tmp_path, capsys):
+    """A body95 retarget is filtered on body95's own 95 DoF: the written file is a body95
+    motion again (its padded channels still zero, recognise_rig maps it), not the file's 159
+    channels moved (the plant passes twisted 02_01's knees 9° about their long axes)."""
+    assert main(["retarget", str(SHARED_BVH / "cmu" / "02_01.bvh"), "--to", "body95",
+                 "--out", str(tmp_path), "-q"]) == 0
+    out = tmp_path / "out.bvh"
+    assert main(["filter", str(tmp_path / "02_01.bvh"), "-o", str(out), "--plant"]) == 0
+    assert "recognised body95's hierarchy" in capsys.readouterr().err
+    back = animik.rigs.recognise_rig(animik.read_bvh(out))
+    assert back is not None and back.skeleton.name == "body95"
+    assert main(["feasibility", str(out), "--every", "0"]) == 0
