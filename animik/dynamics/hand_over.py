@@ -55,4 +55,22 @@ def hold_into_supports(planted: np.ndarray, on_support: np.ndarray, resting: np.
     return out
 
 
-__all__ = ["hold_into_supports"]
+# how many times the plant step's ease (``blend``) a hold that ends (starts) on supported
+# frames eases out (in): the foot, held on the floor while the input's rose on (raw louise's
+# right foot 20-25 cm up 0.1 s into the supports), catches up over 0.3 s instead of 0.1 s --
+# ~1 m/s instead of 2-3 m/s, and a ninth of the leg's acceleration, which the supports' cone
+# must carry
+EASE_FACTOR = 3
+
+
+def ease_frames(on_support: np.ndarray, start: int, end: int, frames: int) -> tuple[int, int]:
+    """``(in, out)`` frames over which the plant step eases a hold of frames ``[start, end)``
+    in and out: ``frames``, times :data:`EASE_FACTOR` on a side whose end frame is supported
+    off the floor (the hand-over; floor-only clips: ``frames`` both)."""
+    T = len(on_support)
+    f_in = frames * EASE_FACTOR if 0 <= start < T and on_support[start] else frames
+    f_out = frames * EASE_FACTOR if 0 < end <= T and on_support[end - 1] else frames
+    return f_in, f_out
+
+
+__all__ = ["ease_frames", "hold_into_supports"]

@@ -51,7 +51,7 @@ from ._leg_ik import area_leg, hold_points
 from ._runs import dilate, smooth_triangle, true_runs
 from .clip import check_clip
 from .contacts import ContactModel, contact_model_for_clip
-from .hand_over import hold_into_supports
+from .hand_over import ease_frames, hold_into_supports
 from .opspace import _axes_and_mass
 from .smoothness import root_slides
 from .supports import SupportSet
@@ -394,7 +394,10 @@ def plant_contacts(motion: Motion, contacts: ContactModel | None = None, mu: flo
             else:  # the input's own stance, moved
                 X = pts[s:e, P_a].copy()
             X += offset[:, None]
-            lo_, hi_ = max(0, s - nb), min(T, e + nb)
+            # eased in / out over ``blend`` s; longer where the run ends on supports off the
+            # floor (the hand-over's ease-out, hand_over.ease_frames)
+            nb_in, nb_out = ease_frames(on_sup, s, e, nb)
+            lo_, hi_ = max(0, s - nb_in), min(T, e + nb_out)
             for t in range(lo_, hi_):
                 if s <= t < e:
                     w, Xt = 1.0, X[t - s]
