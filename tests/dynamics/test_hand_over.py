@@ -8,7 +8,7 @@ from conftest import SHARED_BVH, needs_shared
 
 from animik.dynamics.clip import check_clip
 from animik.dynamics.contacts import contact_model_for_clip
-from animik.dynamics.hand_over import hold_into_supports
+from animik.dynamics.hand_over import EASE_FACTOR, ease_frames, hold_into_supports
 from animik.dynamics.offfloor import resolve_supports
 from animik.dynamics.plant import plant_contacts
 from animik.dynamics.support_smooth import smooth_supported
@@ -32,6 +32,15 @@ def test_hold_goes_on_into_the_supports_and_back():
     assert (out[:, 1] == planted[:, 1]).all()
     assert (out[:, 2] == planted[:, 2]).all()
     assert (hold_into_supports(planted, np.zeros(T, dtype=bool), resting, 5) == planted).all()
+
+
+def test_a_hold_ending_on_supports_eases_out_slower():
+    on = np.zeros(50, dtype=bool)
+    on[20:40] = True
+    assert ease_frames(np.zeros(50, dtype=bool), 5, 25, 10) == (10, 10)  # floor only
+    assert ease_frames(on, 5, 25, 10) == (10, 10 * EASE_FACTOR)  # ends on the supports
+    assert ease_frames(on, 35, 45, 10) == (10 * EASE_FACTOR, 10)  # starts on them
+    assert ease_frames(on, 5, 15, 10) == (10, 10) and EASE_FACTOR > 1
 
 
 @needs_shared
