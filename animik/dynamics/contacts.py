@@ -290,7 +290,8 @@ def derive_soles(skel: Skeleton, width_ratio: float = 0.38, heel_ratio: float = 
     Per side, at the rest pose (or at ``pose``, a standing frame of a clip, see
     :func:`contact_model_for_clip`): the sole lies at the height of the lowest point of the foot
     subtree (joints and sites); it runs from ``heel_ratio`` x (ankle-to-toe length) behind the
-    ankle to the toe joint's children (or 0.5 x that length past the toe joint), and is
+    ankle to the toe joint's children (or 0.5 x that length past a toe joint without any; a
+    foot without a toe joint ends at its end site, the tip of the toes), and is
     ``width_ratio`` x its length wide. Heel corners are fixed to the foot joint, toe corners
     to the toe joint (so the sole bends with the toes).
 
@@ -333,17 +334,21 @@ def derive_soles(skel: Skeleton, width_ratio: float = 0.38, heel_ratio: float = 
             tip = P[kids].mean(0) if kids else None
             toe_p = P[t]
         else:
+            tip = None
             kids = list(skel.children[f])
             ends = [s for s in range(skel.n_sites) if skel.site_joint[s] == f]
             if kids:
                 toe_p = P[kids].mean(0)
             elif ends:
-                toe_p = fk.site_positions[ends].mean(0)
+                # no toe joint: the foot's end site is the tip of the toes (mocapbank's
+                # ``LeftAnkle_end``), the sole's front -- not a toe joint to reach 0.5 x past
+                # (which put raw mocapbank's sole 10 cm below its toe tip when the foot
+                # points down, docs/dynamics.md 5j "Raw mocapbank")
+                toe_p = tip = fk.site_positions[ends].mean(0)
             else:  # a bare ankle: a foot one third of the shin long, facing forward
                 shin = float(np.linalg.norm(P[f] - P[knee]))
                 fw = character_forward(skel)
                 toe_p = P[f] + (fw - (fw @ up) * up) * shin / 3.0
-            tip = None
         d = toe_p - P[f]
         d = d - (d @ up) * up
         length = float(np.linalg.norm(d))

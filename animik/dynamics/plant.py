@@ -51,6 +51,7 @@ from ._leg_ik import area_leg, hold_points
 from ._runs import dilate, smooth_triangle, true_runs
 from .clip import check_clip
 from .contacts import ContactModel, contact_model_for_clip
+from .hand_over import ease_frames, hold_into_supports
 from .opspace import _axes_and_mass
 from .smoothness import root_slides
 from .supports import SupportSet
@@ -281,6 +282,9 @@ def plant_contacts(motion: Motion, contacts: ContactModel | None = None, mu: flo
     rest = on_sup[:, None] if supports is None or not len(supports) else (
         on_sup[:, None] & supports.resting(skel, cm.point_joint, cm.point_area, T))
     planted[on_sup] = planted[on_sup] & ~rest[on_sup]
+    # ... and a foot held up to the supports' first frame is held on into them by the check's
+    # window, so its lift-off and ease-out fall where the supports carry (hand_over)
+    planted = hold_into_supports(planted, on_sup, np.broadcast_to(rest, (T, A)), k)
     # (c) a support carried along for long: move the root against it
     carried = np.zeros(T, dtype=bool)
     has = sup >= 0
@@ -390,7 +394,10 @@ def plant_contacts(motion: Motion, contacts: ContactModel | None = None, mu: flo
             else:  # the input's own stance, moved
                 X = pts[s:e, P_a].copy()
             X += offset[:, None]
-            lo_, hi_ = max(0, s - nb), min(T, e + nb)
+            # eased in / out over ``blend`` s; longer where the run ends on supports off the
+            # floor (the hand-over's ease-out, hand_over.ease_frames)
+            nb_in, nb_out = ease_frames(on_sup, s, e, nb)
+            lo_, hi_ = max(0, s - nb_in), min(T, e + nb_out)
             for t in range(lo_, hi_):
                 if s <= t < e:
                     w, Xt = 1.0, X[t - s]
