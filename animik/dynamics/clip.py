@@ -22,8 +22,9 @@ from ..skeleton import Skeleton
 from ._savgol import savgol_matrix
 from .contacts import ContactModel, contact_model_for_clip
 from .inverse import GRAVITY, rnea
-from .rotation_rates import group_states, leg_joints, lock_groups
+from .rotation_rates import group_states, lock_groups, near_lock_joints
 from .supports import SupportSet
+from .turning_contacts import turning_speed
 from .zmp import ContactCheck, FeasibilityError, check_mu, evaluate_wrench, positive_number
 
 DEFAULT_WINDOW = 0.1  # s
@@ -110,6 +111,8 @@ def detect_clip_contacts(skel: Skeleton, q: np.ndarray, fps: float,
     low = np.stack([pts[:, cm.point_area == a, 2].min(axis=1) for a in range(A)], axis=1)
     mid = np.stack([pts[:, cm.point_area == a].mean(axis=1) for a in range(A)], axis=1)
     speed = horizontal_speed(mid, fps)
+    # a foot turning in place is judged by its pivot, not its circling mean (5j)
+    speed = turning_speed(pts, cm.point_area, A, fps, speed)
     if floor is None:
         feet = mid.copy()
         feet[..., 2] = low
@@ -192,7 +195,7 @@ def check_clip(motion: Motion, mu: float = 0.7, in_contact: Any = None,
     skel = motion.skeleton
     cm = contacts or contact_model_for_clip(skel, motion.q)
     st = clip_states(skel, motion.q, motion.fps, method, window,
-                     near_lock=leg_joints(skel, cm.point_joint))
+                     near_lock=near_lock_joints(skel, cm.point_joint))
     # one FK pass for the detector, the checks and the centre of mass
     fk = forward_kinematics(skel, st.q)
     pts = cm.points(skel, st.q, fk)
