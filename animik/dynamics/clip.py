@@ -24,7 +24,6 @@ from .contacts import ContactModel, contact_model_for_clip
 from .inverse import GRAVITY, rnea
 from .rotation_rates import group_states, lock_groups, near_lock_joints
 from .supports import SupportSet
-from .turning_contacts import turning_speed
 from .zmp import ContactCheck, FeasibilityError, check_mu, evaluate_wrench, positive_number
 
 DEFAULT_WINDOW = 0.1  # s
@@ -111,8 +110,6 @@ def detect_clip_contacts(skel: Skeleton, q: np.ndarray, fps: float,
     low = np.stack([pts[:, cm.point_area == a, 2].min(axis=1) for a in range(A)], axis=1)
     mid = np.stack([pts[:, cm.point_area == a].mean(axis=1) for a in range(A)], axis=1)
     speed = horizontal_speed(mid, fps)
-    # a foot turning in place is judged by its pivot, not its circling mean (5j)
-    speed = turning_speed(pts, cm.point_area, A, fps, speed)
     if floor is None:
         feet = mid.copy()
         feet[..., 2] = low
