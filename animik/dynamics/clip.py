@@ -22,7 +22,7 @@ from ..skeleton import Skeleton
 from ._savgol import savgol_matrix
 from .contacts import ContactModel, contact_model_for_clip
 from .inverse import GRAVITY, rnea
-from .rotation_rates import group_states, leg_joints, lock_groups
+from .rotation_rates import group_states, lock_groups, near_lock_joints
 from .supports import SupportSet
 from .zmp import ContactCheck, FeasibilityError, check_mu, evaluate_wrench, positive_number
 
@@ -192,7 +192,7 @@ def check_clip(motion: Motion, mu: float = 0.7, in_contact: Any = None,
     skel = motion.skeleton
     cm = contacts or contact_model_for_clip(skel, motion.q)
     st = clip_states(skel, motion.q, motion.fps, method, window,
-                     near_lock=leg_joints(skel, cm.point_joint))
+                     near_lock=near_lock_joints(skel, cm.point_joint))
     # one FK pass for the detector, the checks and the centre of mass
     fk = forward_kinematics(skel, st.q)
     pts = cm.points(skel, st.q, fk)

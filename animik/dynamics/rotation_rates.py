@@ -86,6 +86,19 @@ def leg_joints(skel: Skeleton, point_joint: np.ndarray) -> np.ndarray:
     return legs
 
 
+def near_lock_joints(skel: Skeleton, point_joint: np.ndarray) -> np.ndarray:
+    """``(J,)`` bool: the joints for which coming near the lock is enough (:func:`lock_groups`'s
+    ``near``): the legs (:func:`leg_joints`) and the **root**. A root turning near the lock
+    swings its first and third angles by 0.4-0.6 rad per frame while the pelvis turns 0.1 rad
+    (the raw cmu_daz pirouette's spin, |cos(middle)| down to 0.07; raw Mixamo's hips 0.10): the
+    per-DoF cubic then reads the whole body's acceleration wrong (the pirouette's required force
+    5 body weights off the centre of mass's own acceleration at 174 and 240-246; docs/dynamics.md
+    5j, "The raw pirouette")."""
+    near = leg_joints(skel, point_joint)
+    near[int(np.flatnonzero(skel.parents < 0)[0])] = True
+    return near
+
+
 def _qmul(a: np.ndarray, b: np.ndarray) -> np.ndarray:
     """Quaternion products ``a b`` (wxyz, ``(..., 4)``)."""
     aw, av = a[..., :1], a[..., 1:]

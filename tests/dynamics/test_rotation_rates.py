@@ -178,3 +178,40 @@ def test_raw_mocapbank_knees_near_lock_and_planted_legs_do_not_flip():
     for j in ("RightHip", "RightKnee", "RightAnkle", "LeftHip", "LeftKnee", "LeftAnkle"):
         extra = _turns(skel, pl.motion.q, j) - _turns(skel, m.q, j)
         assert extra.max() < 0.9, (j, np.degrees(extra.max()), int(np.argmax(extra)))
+
+
+@needs_shared
+def test_raw_pirouette_root_near_lock_reads_the_centre_of_mass():
+    """The raw cmu_daz pirouette's root (``hip``, ``Zrotation Xrotation Yrotation``) spins near
+    gimbal lock (``|cos(Xrotation)|`` down to 0.07): its first and third angles swing
+    0.4-0.6 rad per frame while the pelvis turns 0.1 rad. The check's required force must be
+    the body's own ``m (a_com - g)`` (the centre of mass by forward kinematics, its
+    acceleration by the same Savitzky-Golay window): with the root's states from its rotation
+    the two agree to 0.29 body weights at worst on the spin (90th percentile 0.15); the per-DoF
+    cubic (main) puts up to 8 body weights between them (90th percentile 2.4)."""
+    from animik.dynamics import check_clip
+    from animik.dynamics._savgol import savgol_matrix
+    from animik.dynamics.inverse import com
+    from animik.dynamics.rotation_rates import near_lock_joints
+
+    full = read_bvh(SHARED_BVH / "cmu_daz" / "pirouette.bvh")
+    skel = full.skeleton
+    m = Motion(skel, full.q[140:300], full.fps)  # the spin
+    cm = contact_model_for_clip(skel, full.q)
+    near = near_lock_joints(skel, cm.point_joint)
+    root = int(np.flatnonzero(skel.parents < 0)[0])
+    assert near[root] and not leg_joints(skel, cm.point_joint)[root]
+    T = m.n_frames
+    acc = np.asarray(savgol_matrix(T, 13, 3, 2, 1.0 / m.fps) @ com(skel, m.q))
+    weight = skel.total_mass * 9.81
+    need = skel.total_mass * (acc - np.array([0.0, 0.0, -9.81]))
+
+    def err(wrench):
+        return np.linalg.norm(wrench[6:-6, 3:] - need[6:-6], axis=1) / weight
+
+    chk = check_clip(m, contacts=cm)
+    assert err(chk.check.wrench).max() < 0.4
+    # main's states: the legs only near the lock (the root's per-DoF fit)
+    st = clip_states(skel, m.q, m.fps, near_lock=leg_joints(skel, cm.point_joint))
+    res = rnea(skel, st.q, st.qd, st.qdd)
+    assert err(res.wrench).max() > 2.0
