@@ -43,7 +43,7 @@ from ..dynamics import _kernels as K
 from ..dynamics.clip import check_clip
 from ..dynamics.correct import correct_clip
 from ..dynamics.inverse import inverse_dynamics, mass_matrix, model_args
-from ..dynamics.model import with_model_of
+from ..dynamics.model import on_model
 from ..io.bvh import read_bvh
 from ..io.bvh_compat import write_bvh_compatible
 from ..motion import Motion
@@ -153,9 +153,10 @@ def run(rig: str = "body95", frames: int = 20_000, peers: bool = True, clip: str
 def _retarget_rows(folder: str, plant: bool = False) -> list[tuple]:
     """The filter's inner loop (:func:`correct_clip`, warm) on every BVH clip under ``folder``
     on body95: a clip already on body95 (its joints are body95's, as ``animik retarget --to
-    body95`` writes them) is given body95's masses by name as ``--model body95`` does; any
-    other clip is retargeted onto body95 and written / read back as BVH first. With ``plant``
-    also ``animik filter --plant``'s loop (:func:`_plant_row`)."""
+    body95`` writes them) is read as ``--model body95`` reads it (body95 itself,
+    :func:`~animik.dynamics.model.on_model`); any other clip is retargeted onto body95 and
+    written / read back as BVH first. With ``plant`` also ``animik filter --plant``'s loop
+    (:func:`_plant_row`)."""
     rows: list[tuple] = []
     paths = sorted(Path(folder).rglob("*.bvh")) if Path(folder).is_dir() else []
     if not paths:
@@ -169,7 +170,7 @@ def _retarget_rows(folder: str, plant: bool = False) -> list[tuple]:
                 out = os.path.join(tmp, path.name)
                 write_bvh_compatible(retarget(src, rig), out)
                 src = read_bvh(out)
-            motion = Motion(with_model_of(src.skeleton, rig), src.q, src.fps)
+            motion = on_model(src, rig)  # as `animik filter --model body95` reads it
             correct_clip(motion)  # first use: numba cache loads
             best = None
             for _ in range(2):
@@ -240,7 +241,7 @@ def _filter_rows(clip: str, long_clip: str | None = None) -> list[tuple]:
             path = os.path.join(tmp, "long_body95.bvh")
             write_bvh_compatible(retarget(src, rig), path)
             back = read_bvh(path)  # what the command reads
-            motion = Motion(with_model_of(back.skeleton, rig), back.q, back.fps)
+            motion = on_model(back, rig)
             label = f"{Path(long_clip).name} (first {len(src.q)}) on body95"
             cases.append((path, motion, ["--model", "body95"], label))
         for path, motion, extra, label in cases:

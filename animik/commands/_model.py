@@ -19,9 +19,9 @@ from __future__ import annotations
 
 import sys
 
-from ..dynamics.model import with_model_of
+from ..dynamics.model import on_model
 from ..motion import Motion
-from ..rigs import load_rig, recognise_hierarchy, recognise_rig
+from ..rigs import load_rig, recognise_hierarchy
 
 #: ``--model file``: the file's own skeleton, even when it is a built-in rig's hierarchy.
 FILE_MODEL = "file"
@@ -53,12 +53,9 @@ def with_model(motion: Motion, model: str | None, prog: str) -> tuple[Motion, st
             return motion, None
         print(f"animik {prog}: recognised {model}'s hierarchy: using {model}'s masses and soles "
               f"(pass --model {FILE_MODEL} to use the file's own skeleton)", file=sys.stderr)
-    rig_motion = recognise_rig(motion)
-    if rig_motion is not None and rig_motion.skeleton.name == model:
-        return rig_motion, model
-    if recognise_hierarchy(motion.skeleton) == model:
+    out = on_model(motion, load_rig(model))
+    if out.skeleton.name != model and recognise_hierarchy(motion.skeleton) == model:
         print(f"animik {prog}: the file has {model}'s hierarchy but channels {model} does not "
               f"have move (a knee's twist): using the file's skeleton with {model}'s masses and "
               "soles", file=sys.stderr)
-    skel = with_model_of(motion.skeleton, load_rig(model))
-    return Motion(skel, motion.q, motion.fps, dict(motion.meta)), model
+    return out, model

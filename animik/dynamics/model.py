@@ -16,6 +16,8 @@ import numpy as np
 
 from ..cache import cache_of
 from ..io.bvh import WORLD_FROM_BVH
+from ..motion import Motion
+from ..rigs import recognise_rig
 from ..skeleton import Skeleton
 from .contacts import CONTACT_MODEL_KEY, ContactModel, contact_model
 from .zmp import FeasibilityError
@@ -61,3 +63,15 @@ def with_model_of(skel: Skeleton, rig: Skeleton) -> Skeleton:
     cache_of(out)[CONTACT_MODEL_KEY] = ContactModel(
         cm.names, cm.point_area, joints, cm.point_local @ C, f"{cm.source} (rig {rig.name})")
     return out
+
+
+def on_model(motion: Motion, rig: Skeleton) -> Motion:
+    """``motion`` (read from BVH) as the body ``--model RIG`` checks and filters: ``rig``
+    itself when the file holds the rig's motion exactly (:func:`animik.rigs.recognise_rig`: the
+    hierarchy animik writes for it, padded channels still 0), else the file's own skeleton with
+    the rig's masses and soles (:func:`with_model_of`: the file moves channels the rig does not
+    have, e.g. a knee's twist). On the rig, the filter cannot move joints the rig lacks."""
+    on_rig = recognise_rig(motion)
+    if on_rig is not None and on_rig.skeleton.name == rig.name:
+        return on_rig
+    return Motion(with_model_of(motion.skeleton, rig), motion.q, motion.fps, dict(motion.meta))
