@@ -88,3 +88,25 @@ def app():
         off.frame()
     yield off
     off.release()
+
+
+class FakeClock:
+    """A clock the window loop's pacer reads (``FramePacer(clock=...)``), moved by hand."""
+
+    def __init__(self):
+        self.t = 1000.0
+
+    def __call__(self):
+        return self.t
+
+
+def settle(off, clock, frames=400, dt=1.0 / 60.0) -> int:
+    """Run the window loop's rule for ``frames`` ticks of ``dt`` on ``clock``: draw a frame
+    only when the app wants one. Returns the number of frames drawn."""
+    drawn = 0
+    for _ in range(frames):
+        clock.t += dt
+        if off.gui.wants_frame():
+            off.frame(dt)
+            drawn += 1
+    return drawn

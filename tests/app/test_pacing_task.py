@@ -7,47 +7,29 @@ from __future__ import annotations
 
 import threading
 
-from app_helpers import app  # noqa: F401 (fixture)
+from app_helpers import FakeClock, app, settle  # noqa: F401 (app: a fixture)
 
 from animik.app.pacing import LINGER_S, TASK_FPS, FramePacer
 
 
-class _Clock:
-    def __init__(self):
-        self.t = 1000.0
-
-    def __call__(self):
-        return self.t
-
-
-def _settle(off, clock, ticks, dt=1.0 / 60.0) -> int:
-    drawn = 0
-    for _ in range(ticks):
-        clock.t += dt
-        if off.gui.wants_frame():
-            off.frame(dt)
-            drawn += 1
-    return drawn
-
-
 def test_a_running_task_draws_at_the_task_rate(app):  # noqa: F811
     st = app.state
-    clock = _Clock()
+    clock = FakeClock()
     app.gui.pacer = FramePacer(clock)
     st.messages.clear()
-    _settle(app, clock, 400)
-    assert _settle(app, clock, 300) == 0  # idle
+    settle(app, clock, 400)
+    assert settle(app, clock, 300) == 0  # idle
     go = threading.Event()
     got = []
     task = st.editing.tasks.start("wait", lambda progress: go.wait(30) and 7, got.append)
     assert task is not None
-    _settle(app, clock, int(LINGER_S * 60) + 2)  # the start's own frames
-    n = _settle(app, clock, 600)  # 10 s of ticks at 60 Hz
+    settle(app, clock, int(LINGER_S * 60) + 2)  # the start's own frames
+    n = settle(app, clock, 600)  # 10 s of ticks at 60 Hz
     # every tick that is 1/TASK_FPS after the last frame (60 Hz ticks: every 8th), not 600
     assert 0.9 * 10 * TASK_FPS <= n <= 10 * TASK_FPS + 2, n
     app.gui.on_mouse_motion(600, 400, 1, 1)  # input: every tick again
-    assert _settle(app, clock, 20) == 20
+    assert settle(app, clock, 20) == 20
     go.set()
     task.wait(10)
-    _settle(app, clock, 60)
+    settle(app, clock, 60)
     assert got == [7] and not st.editing.tasks.busy

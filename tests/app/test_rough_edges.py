@@ -7,7 +7,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from app_helpers import SIZE, app, gui_click, gui_key, make_state  # noqa: F401
+from app_helpers import SIZE, FakeClock, app, gui_click, gui_key, make_state, settle  # noqa: F401
 
 from animik.app import actions
 from animik.app import keys as K
@@ -183,26 +183,6 @@ def test_retarget_a_bvh_document_onto_a_rig_keeps_the_rig_or_goes_back(app, walk
     assert np.array_equal(st.doc.q, bvh_doc.q)
 
 
-class _Clock:
-    def __init__(self):
-        self.t = 1000.0
-
-    def __call__(self):
-        return self.t
-
-
-def _settle(off, clock, frames=400, dt=1.0 / 60.0) -> int:
-    """Run the window loop's rule for ``frames`` ticks: draw a frame only when the app wants
-    one. Returns the number of frames drawn."""
-    drawn = 0
-    for _ in range(frames):
-        clock.t += dt
-        if off.gui.wants_frame():
-            off.frame(dt)
-            drawn += 1
-    return drawn
-
-
 def test_an_idle_app_draws_no_frames(app):
     """Frames only while something changes: after the start-up frames and the IK settling an
     idle app draws nothing over 600 ticks; input, a drag, playback, a request wake it."""
@@ -210,37 +190,37 @@ def test_an_idle_app_draws_no_frames(app):
     from animik.app.pacing import FramePacer
 
     st = app.state
-    clock = _Clock()
+    clock = FakeClock()
     app.gui.pacer = FramePacer(clock)
     st.messages.clear()
-    first = _settle(app, clock)
+    first = settle(app, clock)
     assert first > 0
-    assert _settle(app, clock, 600) == 0  # idle: nothing
+    assert settle(app, clock, 600) == 0  # idle: nothing
     # a mouse move: a few frames (imgui's hover settles), then nothing again
     app.gui.on_mouse_motion(600, 400, 1, 1)
-    n = _settle(app, clock, 600)
+    n = settle(app, clock, 600)
     assert 0 < n < 100
-    assert _settle(app, clock, 600) == 0
+    assert settle(app, clock, 600) == 0
     # playback of a clip: a frame every tick while it plays
     timeline.key_pose(st)
     st.messages.clear()
     timeline.toggle_play(st)
-    assert _settle(app, clock, 120) == 120
+    assert settle(app, clock, 120) == 120
     timeline.toggle_play(st)
-    _settle(app, clock, 200)
-    assert _settle(app, clock, 600) == 0
+    settle(app, clock, 200)
+    assert settle(app, clock, 600) == 0
     # something outside the loop (a background task) asks for a frame
     st.redraw_requested = True
-    assert _settle(app, clock, 600) > 0
+    assert settle(app, clock, 600) > 0
     # an info banner: one more frame when it is due to go
     st.info("hello")
     app.gui.pacer.request()
-    _settle(app, clock, 100)
+    settle(app, clock, 100)
     assert st.messages  # still shown
     app.gui.pacer.wake_at = clock.t + 0.5  # (Message.time is real time: due now in test time)
     st.messages[-1].time -= 10.0
-    assert _settle(app, clock, 600) > 0 and not st.messages
-    assert _settle(app, clock, 600) == 0
+    assert settle(app, clock, 600) > 0 and not st.messages
+    assert settle(app, clock, 600) == 0
     # a background task running (its progress bar moves): pacing.TASK_FPS frames a second
     # until it ends (every tick before: tests/app/test_pacing_task.py)
     import threading
@@ -249,12 +229,12 @@ def test_an_idle_app_draws_no_frames(app):
 
     gate = threading.Event()
     st.editing.tasks.start("wait", lambda progress: gate.wait(5), lambda r: None)
-    assert 0 < _settle(app, clock, 60) <= TASK_FPS + 1
+    assert 0 < settle(app, clock, 60) <= TASK_FPS + 1
     gate.set()
     st.editing.tasks.current._thread.join(5)
-    _settle(app, clock, 200)
+    settle(app, clock, 200)
     assert not st.editing.tasks.busy
-    assert _settle(app, clock, 600) == 0
+    assert settle(app, clock, 600) == 0
 
 
 def test_typing_in_a_text_field_shows_every_character_at_once(app, tmp_path):
