@@ -242,6 +242,13 @@ def run(args: argparse.Namespace) -> int:
           f"{j['root_mm']['rms']} / {j['root_mm']['max']} mm, trunk {j['trunk_deg']['rms']} / "
           f"{j['trunk_deg']['max']} deg (the input itself: root {j['input_root_mm']['rms']} mm, "
           f"trunk {j['input_trunk_deg']['rms']} deg)")
+    lim_in, lim_out = r["joint_limits"]["input"], r["joint_limits"]["output"]
+    if lim_out["frames_outside"] > lim_in["frames_outside"]:
+        print(f"animik filter: warning: the corrected clip leaves {motion.skeleton.name}'s joint "
+              f"limits on {lim_out['frames_outside']} of {r['frames']} frames (the input on "
+              f"{lim_in['frames_outside']}; at most {lim_out['max_excess_deg']} deg, "
+              f"{lim_out['dof']}): the filter does not keep joint limits yet "
+              "(docs/dynamics.md section 8)", file=sys.stderr)
     print(f"  filter {r['filter_frames_per_second']:,.0f} frames/s; total "
           f"{time.perf_counter() - t0:.2f} s")
     ok = not r["infeasible_frames"]

@@ -60,6 +60,7 @@ from .clip import ClipFeasibility, check_clip
 from .cone_rows import cone_rows, reference_poses
 from .contacts import ContactModel, contact_model_for_clip
 from .filter import DynamicsFilter, FilterOptions, _area_skate, terms_batch, wrench_batch
+from .limits import limit_excess
 from .opspace import _axes_and_mass
 from .progress import Progress, geometric, scaled
 from .smoothness import correction_jitter, root_slides, trunk_dofs
@@ -130,6 +131,8 @@ class CorrectionResult:
                               for i, a in enumerate(cm.names)},
             # second difference of (output - input): what the check's derivatives do not see
             "jitter": correction_jitter(skel, inp.q, out.q, trunk_dofs(skel, cm)),
+            # the filter does not keep the rig's limits yet (docs/dynamics.md 8): say so
+            "joint_limits": {"input": limit_excess(skel, inp.q), "output": limit_excess(skel, out.q)},
             "filter_seconds": round(self.seconds, 4),
             "filter_frames_per_second": round(T / max(self.seconds, 1e-9), 1),
         }

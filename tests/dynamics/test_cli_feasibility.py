@@ -10,6 +10,7 @@ from conftest import SHARED_BVH, needs_shared
 
 import animik
 from animik.cli import main
+from animik.dynamics.limits import limit_excess
 from animik.io.bvh_compat import write_bvh_compatible
 from animik.motion import Motion
 
@@ -133,9 +134,19 @@ def test_filter_writes_a_body95_motion_on_a_body95_retarget(tmp_path, capsys):
     channels moved (the plant passes twisted 02_01's knees 9° about their long axes)."""
     assert main(["retarget", str(SHARED_BVH / "cmu" / "02_01.bvh"), "--to", "body95",
                  "--out", str(tmp_path), "-q"]) == 0
-    out = tmp_path / "out.bvh"
-    assert main(["filter", str(tmp_path / "02_01.bvh"), "-o", str(out), "--plant"]) == 0
-    assert "recognised body95's hierarchy" in capsys.readouterr().err
+    out, rep = tmp_path / "out.bvh", tmp_path / "out.json"
+    assert main(["filter", str(tmp_path / "02_01.bvh"), "-o", str(out), "--plant",
+                 "--json", str(rep)]) == 0
+    err = capsys.readouterr().err
+    assert "recognised body95's hierarchy" in err
     back = animik.rigs.recognise_rig(animik.read_bvh(out))
     assert back is not None and back.skeleton.name == "body95"
+    # the report's joint limits are the written file's (the filter does not keep them yet:
+    # the warning says so whenever the output leaves them on more frames than the input)
+    lim = json.loads(rep.read_text())["joint_limits"]
+    mine = limit_excess(back.skeleton, back.q)
+    assert abs(lim["output"]["frames_outside"] - mine["frames_outside"]) <= 2
+    assert abs(lim["output"]["max_excess_deg"] - mine["max_excess_deg"]) < 0.05
+    warned = "leaves body95's joint limits" in err
+    assert warned == (lim["output"]["frames_outside"] > lim["input"]["frames_outside"])
     assert main(["feasibility", str(out), "--every", "0"]) == 0
