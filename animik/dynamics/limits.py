@@ -23,9 +23,7 @@ def limit_excess(skel: Skeleton, q: np.ndarray) -> dict:
     """
     q = np.asarray(q, dtype=float)
     lo, hi = np.asarray(skel.lower, dtype=float), np.asarray(skel.upper, dtype=float)
-    with np.errstate(invalid="ignore"):  # inf - inf cannot occur: q is finite
-        ex = np.maximum(lo - q, 0.0) + np.maximum(q - hi, 0.0)
-    ex = np.where(np.isfinite(ex), ex, 0.0)
+    ex = np.maximum(lo - q, 0.0) + np.maximum(q - hi, 0.0)  # no limit (±inf): 0
     rot = skel.dof_type == 0
     out = {"frames_outside": int((ex > 1e-9).any(axis=1).sum()),
            "max_excess_deg": round(float(np.degrees(ex[:, rot].max())) if rot.any() else 0.0, 3),
