@@ -5,8 +5,10 @@ evaluated as ``animik feasibility`` evaluates the written clip, invalid ones are
 the nearest valid wrench and one least-squares correction of the root translation and an
 upper-body lean reaches them, iterated against the independent check. The output is written
 atomically and only when every frame passes; otherwise nothing is written (exit 5).
-Method B (:mod:`animik.dynamics.method_b`) simulates the clip on contact springs instead; the
-same check and the same contract apply to its output.
+Method B (:mod:`animik.dynamics.method_b_track`) simulates the body on contact springs and
+dampers tracking method A's planted clip (its feasible floor wrench fed forward); the same
+check and the same contract apply to its output, and the report also gives its distance
+from A's clip.
 
 Frames carried by supports off the floor (``--supports``, default ``auto``: a seat, hand
 holds, pedals where the body is held still with no foot near the floor; method A only) are
@@ -29,12 +31,13 @@ from .. import _cli_args as _args
 from ..dynamics.clip import check_clip
 from ..dynamics.correct import correct_clip, plant_and_correct
 from ..dynamics.filter import FilterDivergedError, FilterOptions
-from ..dynamics.method_b import method_b_clip
+from ..dynamics.method_b_track import method_b_tracking
 from ..dynamics.offfloor import held_off_floor, resolve_supports, supports_sidecar
 from ..dynamics.support_smooth import smooth_supported
 from ..io._atomic import atomic_write
 from ..io.bvh import read_bvh
 from ..io.bvh_compat import write_bvh_compatible
+from ..kinematics import forward_kinematics
 from ..retarget import retarget
 from ..rigs import load_rig
 from ._model import MODEL_HELP, with_model
@@ -49,7 +52,7 @@ exit codes:
   4  operating-system error (file not found, cannot write)
   5  goal not met: some frame of the corrected clip is still infeasible (no clip written;
      the frames are listed, and --json still writes the report); with --method B also
-     when the simulated body falls (diverges)
+     when the simulated body falls (diverges) or method A's clip it tracks is infeasible
 
 examples:
   animik filter walk.bvh -o walk_filtered.bvh
@@ -75,7 +78,8 @@ def add_parser(subparsers) -> argparse.ArgumentParser:
     p.add_argument("--method", default="A", choices=("A", "B"),
                    help="A: check and correct, over the whole clip (animik.dynamics.correct); "
                         "B: operational-space inverse inertia with contact springs and "
-                        "dampers, simulated (animik.dynamics.method_b)")
+                        "dampers, simulated on method A's planted clip "
+                        "(animik.dynamics.method_b_track)")
     p.add_argument("--rig", default=None, help="retarget onto this rig first")
     p.add_argument("--model", default=None, metavar="RIG|file", help=MODEL_HELP)
     p.add_argument("--mu", type=_args.number(0.0, 10.0, "a friction coefficient", lo_open=True),
@@ -139,6 +143,28 @@ def _not_met(args: argparse.Namespace, error: str, extra: dict | None = None) ->
     return EXIT_NOT_MET
 
 
+def _tracking_report(motion, tracked) -> dict:
+    """Method B's distance from the method A clip it tracked (the report's RMS joint change
+    is from the input)."""
+    skel = motion.skeleton
+    a, b = tracked.reference.motion.q, tracked.result.motion.q
+    root = int(np.flatnonzero(skel.parents < 0)[0])
+    rot = skel.dof_type == 0
+    rot[list(skel.joint_dofs(root))] = False
+    d = np.angle(np.exp(1j * (b[:, rot] - a[:, rot])))
+    pa = forward_kinematics(skel, a).joint_positions[:, root]
+    pb = forward_kinematics(skel, b).joint_positions[:, root]
+    dr = np.linalg.norm(pb - pa, axis=1)
+    return {"reference": "method A (--plant)",
+            "reference_infeasible_frames": int((~tracked.reference.check.feasible).sum()),
+            "rms_joint_change_from_a_deg": round(float(np.degrees(np.sqrt(np.mean(d ** 2)))), 4),
+            "max_joint_change_from_a_deg": round(float(np.degrees(np.abs(d).max())), 3),
+            "root_from_a_cm": {"rms": round(float(np.sqrt(np.mean(dr ** 2))) * 100, 3),
+                               "max": round(float(dr.max()) * 100, 3)},
+            "max_point_deviation_mm": round(tracked.max_point_deviation * 1000, 2),
+            "unpushable_wrench_max_weights": round(float(tracked.projection.max()), 4)}
+
+
 def run(args: argparse.Namespace) -> int:
     t0 = time.perf_counter()
     opts = FilterOptions(mu=args.mu).checked()
@@ -169,7 +195,7 @@ def run(args: argparse.Namespace) -> int:
         print(f"animik filter: goal not met: {msg}; nothing written", file=sys.stderr)
         return _not_met(args, msg, {"held_off_floor_frames": [[a, b - 1] for a, b in held]})
     # B: seed D method B (contact springs, inverse inertia), simulated (animik.dynamics.method_b)
-    planted, plants = None, []
+    planted, plants, tracked = None, [], None
     src, smoothed = motion, None
     if supports is not None:  # capture spikes on supported frames: smoothed locally first
         smoothed = smooth_supported(motion, supports, opts.mu, opts.window)
@@ -187,7 +213,9 @@ def run(args: argparse.Namespace) -> int:
                 res.input_check = check_clip(motion, mu=opts.mu, window=opts.window,
                                              contacts=res.check.contacts, supports=supports)
         else:
-            res = method_b_clip(motion, opts)
+            with _progress_bar() as progress:
+                tracked = method_b_tracking(motion, opts, progress=progress)
+            res = tracked.result
     except FilterDivergedError as e:  # method B's body fell: goal not met, nothing written
         print(f"animik filter: goal not met: {e}; nothing written", file=sys.stderr)
         return _not_met(args, str(e))
@@ -227,6 +255,14 @@ def run(args: argparse.Namespace) -> int:
               f"contact; frames held per area {pr['planted_frames_per_area']}; root moved up to "
               f"{pr['root_shift_max_cm']} cm; {pr['transient_frames_held']} start/end transient "
               f"frames held still")
+    if tracked is not None:
+        r["method_b"] = _tracking_report(motion, tracked)
+        mb = r["method_b"]
+        print(f"  method B tracked method A's planted clip: RMS joint change from A's clip "
+              f"{mb['rms_joint_change_from_a_deg']} deg (max {mb['max_joint_change_from_a_deg']}), "
+              f"root from A's {mb['root_from_a_cm']['rms']} cm RMS (max "
+              f"{mb['root_from_a_cm']['max']}); contact points within "
+              f"{mb['max_point_deviation_mm']} mm of A's")
     T = r["frames"]
     print(f"{args.clip}{' -> ' + args.rig if args.rig else ''}: {T} frames; infeasible frames "
           f"{r['infeasible_frames_input']} in the input, per round {r['rounds']}")
