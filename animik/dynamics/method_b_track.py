@@ -160,6 +160,36 @@ def point_wrench(x: np.ndarray, f: np.ndarray, mz: float = 0.0) -> np.ndarray:
     return np.concatenate([np.cross(x, f).sum(axis=0) + [0.0, 0.0, mz], f.sum(axis=0)])
 
 
+def spring_wrench(filt: DynamicsFilter, cm: ContactModel, q: np.ndarray, act: np.ndarray,
+                  base: np.ndarray, x_ref: np.ndarray, xd_ref: np.ndarray, f_ref: np.ndarray, mz_ref: float,
+                  omega: float, zeta: float, mu: float, floor: float
+                  ) -> tuple[np.ndarray, float, float]:
+    """The contact springs' wrench on the body at pose ``q`` (after ``filt.terms(q, v)``):
+    ``f = f_ref + K (x_ref − x) + D (ẋ_ref − ẋ)`` at the contact points ``act`` with
+    ``K = ω² Λ``, ``D = 2 ζ ω Λ`` on the rigid-body modes of the stacked points' ``Λ⁻¹``
+    (:func:`animik.dynamics.method_b.base_inverse_inertia`), made physical (the nearest
+    wrench of pushing forces within ``mu`` on the floor plane, with the free vertical moment
+    ``mz_ref``).
+
+    Returns:
+        ``(W (6,), largest point deviation (m), the wrench part that could not be pushed)``.
+    """
+    pj = cm.point_joint[act]
+    x = filt.pw[pj] + np.einsum("pab,pb->pa", filt.Rw[pj], cm.point_local[act])
+    xd = filt.V[pj, 3:] + np.cross(filt.V[pj, :3], x)
+    e = x_ref - x
+    Li = base_inverse_inertia(filt, q, pj, x, base)
+    lam, U = np.linalg.eigh(0.5 * (Li + Li.T))
+    keep = lam > 1e-9 * max(float(lam[-1]), 1e-300)
+    Lam = (U[:, keep] / lam[keep]) @ U[:, keep].T
+    fb = Lam @ (omega * omega * e.ravel() + 2.0 * zeta * omega * (xd_ref - xd).ravel())
+    xf = x.copy()  # the forces act on the floor plane, where the check's polygon is
+    xf[:, 2] = floor
+    f, mz, cut = distribute_wrench(point_wrench(xf, f_ref + fb.reshape(-1, 3), mz_ref), xf, mu,
+                                   0.0)
+    return point_wrench(xf, f, mz), float(np.linalg.norm(e, axis=1).max()), cut
+
+
 def _unwrap(skel, q: np.ndarray) -> np.ndarray:
     rot = skel.dof_type == 0
     out = q.copy()
@@ -237,33 +267,27 @@ def track_clip(motion: Motion, reference: CorrectionResult, options: FilterOptio
         W = np.zeros(6)
         act = np.flatnonzero(flags[t][cm.point_area])
         if len(act):
-            pj = cm.point_joint[act]
-            x = filt.pw[pj] + np.einsum("pab,pb->pa", filt.Rw[pj], cm.point_local[act])
-            xd = filt.V[pj, 3:] + np.cross(filt.V[pj, :3], x)
-            e = xs[t, act] - x
-            dev = float(np.linalg.norm(e, axis=1).max())
+            W, dev, proj[t] = spring_wrench(filt, cm, q, act, base, xs[t, act], xsd[t, act],
+                                            fstar[t, act], mzstar[t], ws, tr.damping_ratio,
+                                            mu, floor)
+            proj[t] /= weight
             max_dev = max(max_dev, dev)
             if not dev < tr.max_deviation:
                 raise FilterDivergedError(
                     f"method B (tracking method A's clip) fell at frame {t} of {T}: a contact "
                     f"point is {dev * 100:.3g} cm from A's (limit {tr.max_deviation * 100:.3g} "
                     "cm); the springs cannot hold the body on A's support (docs/dynamics.md 5c)")
-            # Λ⁻¹ of the stacked points (joints held, the body answering through its floating
-            # base); the springs act on its rigid-body modes, each at ws, critically damped
-            Li = base_inverse_inertia(filt, q, pj, x, base)
-            lam, U = np.linalg.eigh(0.5 * (Li + Li.T))
-            keep = lam > 1e-9 * max(float(lam[-1]), 1e-300)
-            Lam = (U[:, keep] / lam[keep]) @ U[:, keep].T
-            fb = Lam @ (ws * ws * e.ravel()
-                        + 2.0 * tr.damping_ratio * ws * (xsd[t, act] - xd).ravel())
-            xf = x.copy()  # the forces act on the floor plane, where the check's polygon is
-            xf[:, 2] = floor
-            Wdes = point_wrench(xf, fstar[t, act] + fb.reshape(-1, 3), mzstar[t])
-            f, mz, cut = distribute_wrench(Wdes, xf, mu, 0.0)
-            proj[t] = cut / weight
-            W = point_wrench(xf, f, mz)
         # the joints land on A's next pose; the base answers the springs' wrench
         qdd = (st.q[t + 1] - q) / (h * h) - v / h
+        if len(act):
+            # the free vertical moment (unbounded, as the check has it) keeps the base's yaw
+            # on A's: it is the one the joints' accelerations and A's next pose ask for, about
+            # the supporting points' centre (without it the walks' pelvis yaw rate swung by
+            # 0.3-1 rad/s from frame to frame: the arms' and swing leg's reaction)
+            Wq = filt.Aw @ qdd + filt.bias
+            o = np.array([*xs[t, act, :2].mean(axis=0), floor])
+            W = W.copy()
+            W[2] += (Wq[2] - np.cross(o, Wq[3:])[2]) - (W[2] - np.cross(o, W[3:])[2])
         qdd[base] = np.linalg.solve(filt.Aw[:, base],
                                     W - filt.bias - filt.Aw[:, joints] @ qdd[joints])
         v = v + h * qdd

@@ -142,15 +142,18 @@ def test_method_b_command_writes_the_sway_feasible(tmp_path, capsys):
 
 
 def test_method_b_command_writes_nothing_unless_every_frame_passes(tmp_path, capsys):
-    """Without the balance law the sway tips the body over (docs/dynamics.md 5c): the
-    command's contract holds -- exit 5, nothing written."""
+    """A simulated body that falls (here: method B tracking method A's clip with a fall
+    threshold of a micrometre, docs/dynamics.md 5c): the command's contract holds -- exit 5,
+    nothing written."""
+    from animik.dynamics.method_b_track import TrackOptions, method_b_tracking
     skel = animik.load_rig("body95")
     src, out = tmp_path / "s.bvh", tmp_path / "o.bvh"
     write_bvh_compatible(_sway(skel), src)
     with pytest.MonkeyPatch.context() as mp:
         import animik.commands.filter as cmd
-        mp.setattr(cmd, "method_b_clip",
-                   lambda m, o: method_b_clip(m, o, balance=SoleBalanceOptions(enabled=False)))
+        mp.setattr(cmd, "method_b_tracking",
+                   lambda m, o, progress=None: method_b_tracking(
+                       m, o, TrackOptions(max_deviation=1e-6), progress))
         rc = main(["filter", str(src), "-o", str(out), "--method", "B", "--rig", "body95"])
     err = capsys.readouterr().err
     assert rc == 5 and not out.exists() and "nothing written" in err
