@@ -54,6 +54,7 @@ from ..kinematics import forward_kinematics
 from ..motion import Motion
 from ..semantics.contacts import ContactParams
 from . import _support
+from ._blas_threads import one_blas_thread
 from ._penalty_qp import FrameRows, solve_penalty_qp
 from ._savgol import savgol_matrix, window_frames
 from .clip import ClipFeasibility, check_clip
@@ -267,6 +268,7 @@ def _better(a: CorrectionResult, b: CorrectionResult) -> CorrectionResult:
     return b if (~b.check.feasible).sum() < (~a.check.feasible).sum() else a
 
 
+@one_blas_thread
 def correct_clip(motion: Motion, options: FilterOptions | None = None,
                  iterations: int = 30, w_pos: float = 1.0, w_vel: float = 0.1,
                  mode_window: float = 0.5, max_change: float = 0.3, rho: float = 1e2,
@@ -751,6 +753,7 @@ def _qp_step(filt, chk, q, motion, slides, upper, ops, R, mu_in, dirs, weight, m
 
 
 
+@one_blas_thread
 def plant_and_correct(motion: Motion, options: FilterOptions | None = None, passes: int = 8,
                       contacts: ContactModel | None = None, w_smooth: float = W_SMOOTH,
                       supports: SupportSet | None = None, progress: Progress | None = None):
