@@ -349,9 +349,14 @@ def _rounds(motion: Motion, options: FilterOptions | None, iterations: int, w_po
     since_best = 0  # rounds since the best one: the rounds still converge slowly (mocapbank)
     newton_steps = 6  # finite Newton steps before the interior point (see below)
     n_w = int(np.diff(su.ops[0].indptr[:2])[0])  # the check window's frames
+    movable = None
+    chk = None
     for _ in range(iterations + 1):
+        # after a windowed round only the frames near its stretches changed: the check takes
+        # the others from the last one (bit for bit the full check, docs/dynamics.md 6j)
         chk = check_clip(Motion(skel, q, motion.fps), mu=opt.mu, window=opt.window, contacts=cm,
-                         supports=supports)
+                         supports=supports, previous=None if movable is None else chk,
+                         keep_fk=window > 0)
         bad = ~chk.feasible
         if progress is not None:  # rounds until they stop are not known: 1 - 0.8^round
             progress(geometric(len(history), 0.8)[0],
@@ -386,8 +391,9 @@ def _rounds(motion: Motion, options: FilterOptions | None, iterations: int, w_po
             break
         q = q2
     _, q, chk = best
-    return CorrectionResult(Motion(skel, q, motion.fps, dict(motion.meta)), chk, history,
-                            time.perf_counter() - t0, first)
+    return CorrectionResult(Motion(skel, q, motion.fps, dict(motion.meta)),
+                            chk._replace(fk=None), history, time.perf_counter() - t0,
+                            first._replace(fk=None))
 
 
 def _moving_average(a: np.ndarray, n: int) -> np.ndarray:
