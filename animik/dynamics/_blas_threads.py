@@ -1,16 +1,18 @@
-"""One BLAS thread for the clip filter's QP (docs/dynamics.md 6j).
+"""One BLAS thread for the clip filter (docs/dynamics.md 6j).
 
 numpy and scipy each bundle an OpenBLAS (their wheels: ``numpy.libs``, ``scipy.libs``), which
 by default use every core: a dot product of more than 10,000 entries (numpy's, the interior
 point's residuals and duality gap on louise's 15,000 unknowns / 19,000 rows) and scipy's
 banded Cholesky's BLAS-3 blocks are split over the threads. On the filter's sizes that only
 costs: the second thread spins while it waits, so the process's CPU time doubles or triples
-and on a busy machine the wall time grows too (louise's first QP: 0.72 s CPU / 1.4 s wall with
-two threads, 0.22 / 0.41 s with one). :func:`single_thread` sets both libraries to one
-thread for a block of code and restores their counts afterwards; a library that is not found
-(another BLAS, another platform) is left alone. One thread sums a long dot product in another
-order than two: the QP's answers change in their last digits on clips that long (louise's
-written poses by 1e-11), not on shorter ones (no dot product there is long enough to split).
+and on a busy machine the wall time grows too (louise's first QP's interior point: 0.62-0.72 s
+CPU / 0.94-1.42 s wall with two threads, 0.21 s / 0.41-0.49 s with one).
+
+:func:`single_thread` sets both libraries to one thread for a block of code and restores their
+counts afterwards; a library that is not found (another BLAS, another platform) is left alone.
+One thread sums a long dot product in another order than two: the QP's answers change in their
+last digits on clips that long (louise's written poses by 1e-11), not on shorter ones (no dot
+product there is long enough to split).
 """
 
 from __future__ import annotations
