@@ -34,6 +34,8 @@ import numpy as np
 import scipy.linalg as sla
 import scipy.sparse as sp
 
+from ._blas_threads import one_blas_thread
+
 
 @nb.njit(cache=True, nogil=True)
 def _gram_band_t(lo, rows, theta, abt):
@@ -383,6 +385,7 @@ def _banded_solve(cb: np.ndarray, rhs: np.ndarray) -> np.ndarray:
 _PBTRF, _PBTRS = sla.get_lapack_funcs(("pbtrf", "pbtrs"), dtype=np.float64)
 
 
+@one_blas_thread
 def solve_penalty_qp(R: sp.spmatrix, G: sp.spmatrix | BandRows | FrameRows, b: np.ndarray, rho: float,
                      align: int = 1, newton_steps: int = 6, tol: float = 1e-8,
                      max_iter: int = 60, drop: float = 1e-5, correctors: int = 2,

@@ -132,6 +132,9 @@ class ClipFeasibility(NamedTuple):
             only).
         points: ``(T, P, 3)`` world contact points at ``states.q`` (the clip filter reuses
             them instead of another forward-kinematics pass).
+        fk: the forward kinematics of ``states.q`` (``check_clip(keep_fk=True)``, else
+            ``None``); gravity, flight_tol: the check's settings (``check_clip(previous=...)``
+            reuses the frames a new clip leaves unchanged).
     """
 
     check: ContactCheck
@@ -145,6 +148,9 @@ class ClipFeasibility(NamedTuple):
     contacts: ContactModel
     supports: SupportSet | None = None
     points: np.ndarray | None = None
+    fk: Any = None
+    gravity: np.ndarray | None = None
+    flight_tol: float | None = None
 
     @property
     def feasible(self) -> np.ndarray:
@@ -171,7 +177,9 @@ def check_clip(motion: Motion, mu: float = 0.7, in_contact: Any = None,
                floor: float | None = None, method: str = "savgol",
                window: float = DEFAULT_WINDOW, gravity: Any = GRAVITY,
                flight_tol: float = 0.05, contacts: ContactModel | None = None,
-               supports: SupportSet | None = None) -> ClipFeasibility:
+               supports: SupportSet | None = None,
+               previous: ClipFeasibility | None = None, keep_fk: bool = False
+               ) -> ClipFeasibility:
     """Seed D's three checks at every frame of a clip (batched inverse dynamics).
 
     Args:
@@ -183,6 +191,12 @@ def check_clip(motion: Motion, mu: float = 0.7, in_contact: Any = None,
         method, window: derivative reconstruction (:func:`clip_states`).
         supports: contacts off the floor (:mod:`animik.dynamics.supports`); frames where one is
             active get the contact-wrench-cone check instead of the ZMP checks.
+        previous: the check of another clip of the same skeleton and length with the same
+            settings (the clip filter's previous round): the forward kinematics, inverse
+            dynamics and checks of the frames whose reconstructed states, contact flags,
+            points and centre of mass it has bit for bit are taken from it instead of computed
+            again (each frame's are a function of those alone, so the result is the full
+            check's, bit for bit; docs/dynamics.md 6j). Ignored when its settings differ.
 
     Raises:
         FeasibilityError: bad ``mu`` / ``fps`` / method; ContactGeometryError: no contact
@@ -193,28 +207,107 @@ def check_clip(motion: Motion, mu: float = 0.7, in_contact: Any = None,
     cm = contacts or contact_model_for_clip(skel, motion.q)
     st = clip_states(skel, motion.q, motion.fps, method, window,
                      near_lock=near_lock_joints(skel, cm.point_joint))
+    g = np.asarray(gravity, dtype=float)
+    prev = previous if _reusable(previous, motion, mu, g, flight_tol, cm, supports) else None
+    same = None if prev is None else _same_states(st, prev.states)
     # one FK pass for the detector, the checks and the centre of mass
-    fk = forward_kinematics(skel, st.q)
+    fk = forward_kinematics(skel, st.q) if same is None else _fk_update(skel, st.q, prev.fk,
+                                                                        same)
     pts = cm.points(skel, st.q, fk)
     if in_contact is None:
         flags, floor = detect_clip_contacts(skel, st.q, motion.fps, floor, cm, pts)
     else:
         flags = cm.in_contact_mask(in_contact, (st.q.shape[0],))
         floor = 0.0 if floor is None else float(floor)
-    res = rnea(skel, st.q, st.qd, st.qdd, gravity)
     c = _com_from_fk(skel, fk)
     sf = supports.at(skel, st.q, fk=fk) if supports is not None and len(supports) else None
-    chk = evaluate_wrench(skel, res.wrench, pts, flags, c, mu, floor, flight_tol, cm, sf)
+    if same is None:
+        res = rnea(skel, st.q, st.qd, st.qdd, gravity)
+        tau, wrench = res.tau, res.wrench
+    else:
+        tau, wrench = _rnea_update(skel, st, same, prev, g)
+    if same is not None and float(floor) == prev.floor:
+        # the floor is estimated from the whole clip: when it moved, every frame is checked
+        # again; a frame's supports are a function of its pose and forward kinematics
+        same &= ((flags == prev.check.in_contact).all(axis=1)
+                 & (pts == prev.points).all(axis=(1, 2)) & (c == prev.check.com).all(axis=1))
+        chk = _check_update(skel, same, prev, wrench, pts, flags, c, mu, floor, flight_tol, cm,
+                            sf)
+    else:
+        chk = evaluate_wrench(skel, wrench, pts, flags, c, mu, floor, flight_tol, cm, sf)
     root = np.flatnonzero(skel.parents < 0)[0]
     actuated = np.ones(skel.n_dof, dtype=bool)
     actuated[skel.joint_dofs(int(root))] = False
     if actuated.any():
-        a = np.abs(res.tau[:, actuated])
+        a = np.abs(tau[:, actuated])
         idx = np.argmax(a, axis=1)
         peak = a[np.arange(len(a)), idx]
         peak_dof = np.flatnonzero(actuated)[idx]
     else:
         peak = np.zeros(len(st.q))
         peak_dof = np.zeros(len(st.q), dtype=np.int64)
-    return ClipFeasibility(chk, res.tau, peak, peak_dof, float(floor), motion.fps, mu, st, cm,
-                           supports, pts)
+    return ClipFeasibility(chk, tau, peak, peak_dof, float(floor), motion.fps, mu, st, cm,
+                           supports, pts, fk if keep_fk else None, g, flight_tol)
+
+
+def _reusable(prev: ClipFeasibility | None, motion: Motion, mu: float, gravity: np.ndarray,
+              flight_tol: float, cm: ContactModel, supports: SupportSet | None) -> bool:
+    """``prev`` is a check of a clip like ``motion`` with these settings (:func:`check_clip`'s
+    ``previous``)."""
+    return (prev is not None and prev.fk is not None and prev.contacts is cm
+            and prev.supports is supports and prev.mu == mu and prev.fps == motion.fps
+            and prev.flight_tol == flight_tol and prev.gravity is not None
+            and np.array_equal(prev.gravity, gravity)
+            and prev.states.q.shape == np.shape(motion.q))
+
+
+def _same_states(st: ClipStates, old: ClipStates) -> np.ndarray:
+    """``(T,)`` bool: the frames whose ``q``, ``qd`` and ``qdd`` are ``old``'s bit for bit."""
+    return ((st.q == old.q).all(axis=1) & (st.qd == old.qd).all(axis=1)
+            & (st.qdd == old.qdd).all(axis=1))
+
+
+def _fk_update(skel: Skeleton, q: np.ndarray, old, same: np.ndarray):
+    """The forward kinematics of ``q``: ``old``'s on the ``same`` frames, a pass over the
+    others (the kernel computes each frame on its own: the same bits as one pass)."""
+    ch = np.flatnonzero(~same)
+    out = type(old)(*[a.copy() for a in old])
+    if len(ch):
+        new = forward_kinematics(skel, q[ch])
+        for a, b in zip(out, new, strict=True):
+            a[ch] = b
+    return out
+
+
+def _rnea_update(skel: Skeleton, st: ClipStates, same: np.ndarray, prev: ClipFeasibility,
+                 gravity: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """``(tau, wrench)`` of ``st``: ``prev``'s on the ``same`` frames, the inverse dynamics of
+    the others (the kernel computes every frame on its own: the same bits as one pass)."""
+    ch = np.flatnonzero(~same)
+    tau, wrench = prev.tau.copy(), prev.check.wrench.copy()
+    if len(ch):
+        res = rnea(skel, st.q[ch], st.qd[ch], st.qdd[ch], gravity)
+        tau[ch], wrench[ch] = res.tau, res.wrench
+    return tau, wrench
+
+
+def _check_update(skel, same, prev, wrench, pts, flags, c, mu, floor, flight_tol, cm, sf):
+    """:func:`evaluate_wrench` of every frame: ``prev``'s check on the ``same`` frames (their
+    wrench, points, flags, centre of mass and supports are ``prev``'s), computed on the
+    others (it checks every frame on its own)."""
+    ch = np.flatnonzero(~same)
+    fields = [np.array(a, copy=True) for a in prev.check]
+    if len(ch):
+        sub = evaluate_wrench(skel, wrench[ch], pts[ch], flags[ch], c[ch], mu, floor,
+                              flight_tol, cm, None if sf is None else _support_rows(sf, ch))
+        for a, b in zip(fields, sub, strict=True):
+            a[ch] = b
+    return type(prev.check)(*fields)
+
+
+def _support_rows(sf, rows: np.ndarray):
+    """The :class:`~animik.dynamics.supports.SupportFrames` of the frames ``rows``."""
+    per_frame = ("active", "push_points", "push_normals", "grip_points", "push_touch",
+                 "grip_touch", "sunk", "gap")
+    return sf._replace(**{k: getattr(sf, k)[rows] for k in per_frame
+                          if getattr(sf, k) is not None})

@@ -54,6 +54,7 @@ from ..kinematics import forward_kinematics
 from ..motion import Motion
 from ..semantics.contacts import ContactParams
 from . import _support
+from ._blas_threads import one_blas_thread
 from ._penalty_qp import FrameRows, solve_penalty_qp
 from ._savgol import savgol_matrix, window_frames
 from .clip import ClipFeasibility, check_clip
@@ -267,6 +268,7 @@ def _better(a: CorrectionResult, b: CorrectionResult) -> CorrectionResult:
     return b if (~b.check.feasible).sum() < (~a.check.feasible).sum() else a
 
 
+@one_blas_thread
 def correct_clip(motion: Motion, options: FilterOptions | None = None,
                  iterations: int = 30, w_pos: float = 1.0, w_vel: float = 0.1,
                  mode_window: float = 0.5, max_change: float = 0.3, rho: float = 1e2,
@@ -347,9 +349,14 @@ def _rounds(motion: Motion, options: FilterOptions | None, iterations: int, w_po
     since_best = 0  # rounds since the best one: the rounds still converge slowly (mocapbank)
     newton_steps = 6  # finite Newton steps before the interior point (see below)
     n_w = int(np.diff(su.ops[0].indptr[:2])[0])  # the check window's frames
+    movable = None
+    chk = None
     for _ in range(iterations + 1):
+        # after a windowed round only the frames near its stretches changed: the check takes
+        # the others from the last one (bit for bit the full check, docs/dynamics.md 6j)
         chk = check_clip(Motion(skel, q, motion.fps), mu=opt.mu, window=opt.window, contacts=cm,
-                         supports=supports)
+                         supports=supports, previous=None if movable is None else chk,
+                         keep_fk=window > 0)
         bad = ~chk.feasible
         if progress is not None:  # rounds until they stop are not known: 1 - 0.8^round
             progress(geometric(len(history), 0.8)[0],
@@ -384,8 +391,9 @@ def _rounds(motion: Motion, options: FilterOptions | None, iterations: int, w_po
             break
         q = q2
     _, q, chk = best
-    return CorrectionResult(Motion(skel, q, motion.fps, dict(motion.meta)), chk, history,
-                            time.perf_counter() - t0, first)
+    return CorrectionResult(Motion(skel, q, motion.fps, dict(motion.meta)),
+                            chk._replace(fk=None), history, time.perf_counter() - t0,
+                            first._replace(fk=None))
 
 
 def _moving_average(a: np.ndarray, n: int) -> np.ndarray:
@@ -751,6 +759,7 @@ def _qp_step(filt, chk, q, motion, slides, upper, ops, R, mu_in, dirs, weight, m
 
 
 
+@one_blas_thread
 def plant_and_correct(motion: Motion, options: FilterOptions | None = None, passes: int = 8,
                       contacts: ContactModel | None = None, w_smooth: float = W_SMOOTH,
                       supports: SupportSet | None = None, progress: Progress | None = None):

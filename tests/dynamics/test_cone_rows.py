@@ -222,3 +222,24 @@ def test_surface_rows_are_the_references_whatever_the_round():
     np.testing.assert_allclose(r1 - r0, 0.01 * c0[:, 0, 2], atol=1e-9)
     on_main = [int((r[1][:, 0, 2] > 0).sum()) for r in (rows["ref_main"], rows["low_main"])]
     assert on_main[1] > on_main[0], on_main
+
+
+def test_per_probe_screen_equals_the_repeated_batch():
+    """``cone_rows`` screens its probes one probe at a time on the frames' own programmes
+    (docs/dynamics.md 6j: no ``cols[rep]`` copy); the simplex solves each programme on its
+    own, so that is the screen of the repeated batch, bit for bit."""
+    from animik.dynamics.cone_rows import _screen
+
+    skel = animik.load_rig("body95")
+    m, sup = _raised_sway(skel)
+    chk = check_clip(m, supports=sup)
+    frames = np.flatnonzero(chk.check.support_active.any(axis=1))
+    cols, ub, w, _, _ = cone_programmes(skel, chk, frames)
+    offs = 0.03 * np.vstack([np.zeros(6), np.eye(6)[[0, 1, 3, 4]], -np.eye(6)[[0, 1, 3, 4]]])
+    F, P = len(frames), len(offs)
+    wp = w[:, None] + offs[None]
+    rep = np.repeat(np.arange(F), P)
+    ok, batch = _screen(cols[rep], ub[rep], wp.reshape(F * P, 6))
+    per = np.stack([_screen(cols, ub, wp[:, p])[1] for p in range(P)], axis=1)
+    assert ok.all() and (batch > 1e-6).any() and (batch <= 1e-6).any()
+    assert np.array_equal(batch, per.reshape(F * P))
