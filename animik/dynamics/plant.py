@@ -14,6 +14,9 @@ method A's correction (:mod:`animik.dynamics.correct`) such frames get a support
     through a heel-strike / toe-off the detector missed), else the lowest one, kept while it
     stays within 2 cm of the lowest (hysteresis); every other area within ``near_height`` of
     it (of the floor when it is below the floor) is held too;
+(b') **take-offs** (without ``ground_hover``): a held foot leaving a stance fast (its pivot
+    faster than ``LEAP_SPEED``, :func:`take_offs`: a leap, a slide away) is not held there --
+    the hold (d) would replay its travel slowed and leave the landing stance behind;
 (c) **root drift** (a treadmill, a body carried along): where a support's **pivot** (the
     least-moving point of the sole under its fitted rigid 2-D motion,
     :func:`support_motion_2d`) keeps translating -- faster than ``carry_speed`` averaged over
@@ -60,6 +63,9 @@ from .treadmill import OvergroundResult, to_overground
 # m/s: the widening of a held run (below) stops where the foot moves faster than this -- a
 # swing, not a stance (a stance foot rolls at < 0.3 m/s; a walk's foot leaves at 1-4 m/s)
 SWING_SPEED = 1.0
+# m/s: a held foot whose pivot moves faster than this after a stance is taking off (take_offs;
+# the raw cmu_daz pirouette's leap: 1.5-5 m/s; a walk's swing 1-4 m/s is not held anyway)
+LEAP_SPEED = 2.0
 
 
 @dataclass
@@ -143,6 +149,38 @@ def support_motion_2d(points: np.ndarray, fps: float) -> tuple[np.ndarray, np.nd
     return v_p, w, pivot
 
 
+def take_offs(points: np.ndarray, point_area: np.ndarray, in_contact: np.ndarray,
+              planted: np.ndarray, fps: float, speed: float = LEAP_SPEED) -> np.ndarray:
+    """Frames where a foot to be held leaves a stance fast: a leap's take-off, a slide away.
+
+    Per area, the frames of ``planted`` where its **pivot** (:func:`support_motion_2d`: a foot
+    spinning on its toes keeps it still while its points circle) moves faster than ``speed``
+    averaged over 0.1 s, in runs that come after a frame where the area stood (in contact, or
+    planted and slow) -- not a clip's first frames, whose foot has no stance before them.
+
+    Args:
+        points: ``(T, P, 2+)`` world contact points (x, y first), m.
+        point_area: ``(P,)`` area of each point.
+        in_contact: ``(T, A)`` bool, the check's contacts. planted: ``(T, A)`` bool, the
+            frames the plant step is to hold.
+        fps: frames per second. speed: m/s.
+
+    Returns:
+        ``(T, A)`` bool.
+    """
+    T, A = planted.shape
+    out = np.zeros((T, A), dtype=bool)
+    n = max(1, int(round(0.1 * fps)))
+    for a in range(A):
+        vp = support_motion_2d(points[:, point_area == a], fps)[0]
+        fast = np.hypot(*smooth_triangle(vp, n).T) > speed
+        stood = np.flatnonzero(in_contact[:, a] | planted[:, a] & ~fast)
+        for s, e in true_runs(fast & planted[:, a]):
+            if len(stood) and stood[0] < s:
+                out[s:e, a] = True
+    return out
+
+
 def plant_contacts(motion: Motion, contacts: ContactModel | None = None, mu: float = 0.7,
                    window: float = 0.1, pad: float = 0.05, blend: float = 0.1,
                    clearance: float = 0.005, carry_speed: float = 0.3, carry_time: float = 0.5,
@@ -152,7 +190,8 @@ def plant_contacts(motion: Motion, contacts: ContactModel | None = None, mu: flo
                    slide_speed: float = 0.2, relocate_min: float = 1.0,
                    carry_fraction: float = 0.8, near_height: float = 0.04,
                    supports: SupportSet | None = None, ground_hover: float = 0.0,
-                   hover_min: float = 0.25, hover_height: float = 0.2) -> PlantResult:
+                   hover_min: float = 0.25, hover_height: float = 0.2,
+                   take_off_speed: float = LEAP_SPEED) -> PlantResult:
     """Give every infeasible frame without a contact a planted support (module docstring).
 
     Args:
@@ -188,6 +227,9 @@ def plant_contacts(motion: Motion, contacts: ContactModel | None = None, mu: flo
             has the pelvis lowered by its support's height over the whole run, eased in and
             out over this many seconds (0: off, the default).
         hover_min, hover_height: see ``ground_hover``.
+        take_off_speed: m/s, (b') a held foot leaving a stance faster than this is not held
+            (:func:`take_offs`; ``inf``: held, as before the ninth round); off with
+            ``ground_hover``, whose hold catches up.
 
     Returns:
         :class:`PlantResult`.
@@ -257,6 +299,13 @@ def plant_contacts(motion: Motion, contacts: ContactModel | None = None, mu: flo
         # floor then: a landing foot 1-4 cm up beside a stance foot 4 cm into the floor is
         # held too (within the detector's entry height of the floor)
         planted[t] = low[t] < max(low[t, prev], 0.0) + near_height
+    # (b') a take-off: without the hover passes' catch-up the held foot replays the input's
+    # steps slowed and never catches up, so a foot held through a leap leaves the rest of its
+    # stance behind (docs/dynamics.md 5j, "The raw pirouette written"): not held there
+    swing = take_offs(pts, cm.point_area, ic, planted, fps, take_off_speed) \
+        if ground_hover <= 0 and np.isfinite(take_off_speed) else None
+    if swing is not None:
+        planted &= ~swing
     # a hold shorter than the check's Savitzky-Golay window is smoothed away by it: widen each
     # held run by the window on both sides, while the foot is low (a stance, not a swing)
     k = int(round(window * fps))
@@ -272,6 +321,8 @@ def plant_contacts(motion: Motion, contacts: ContactModel | None = None, mu: flo
                 seg = np.arange(s_, e_)
                 core = seg[planted[s_:e_, a]]
                 keep = (seg >= core[0]) & (seg <= core[-1]) | low_enough[s_:e_, a]
+                if swing is not None:
+                    keep &= ~swing[s_:e_, a]
                 planted[seg[keep], a] = True
     # frames on supports off the floor are the environment's: no foot is planted there, not
     # by the widening either (a seat or foot rest fixed in the world would lose the body)
