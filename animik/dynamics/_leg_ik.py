@@ -22,6 +22,10 @@ from ..kinematics import kernel_args
 from ..rotations import matrix_from_axis_chain
 from ..skeleton import Skeleton
 
+#: rad: a moved DoF at one of its limits starts this far inside (:func:`hold_batch`: at a
+#: straight knee's limit the first-order step does not see that bending it shortens the leg)
+INSIDE = np.radians(5.0)
+
 #: rad per frame: a leg joint turning this much more than the input's from one row to the next
 #: is a flip to another leg solution (:func:`_no_flips`)
 FLIP = 0.5
@@ -84,7 +88,7 @@ def _fk_joints(q, sel, parents, offsets, rest_rots, dof_start, dof_type, dof_axi
 
 
 @nb.njit(cache=True, nogil=True)
-def hold_batch(q0, X, dofs, joints, local, chain, lam, iterations, max_step, tol, lo, hi,
+def hold_batch(q0, X, dofs, joints, local, chain, lam, iterations, max_step, tol, lo, hi, inside,
                parents, offsets, rest_rots, dof_start, dof_type, dof_axis, out, sel):
     """Damped Gauss-Newton per frame within box limits: ``q0 (B, n)``, targets ``X (B, P, 3)``
     -> ``out (B, n)``.
@@ -93,7 +97,9 @@ def hold_batch(q0, X, dofs, joints, local, chain, lam, iterations, max_step, tol
     frame), ``chain (P, m)`` whether DoF ``dofs[i]`` moves point ``p``; ``sel`` the points'
     joints and their ancestors in increasing order (the only joints the forward kinematics
     evaluates, :func:`_fk_joints`). ``lo, hi (m,)`` the moved DoFs' limits (``±inf``: free):
-    a projected damped least squares -- the start is clipped into the box, a DoF at a bound
+    a projected damped least squares -- the start is clipped into the box shrunk by ``inside``
+    (a straight knee at its limit is a singular point: the first-order step cannot tell that
+    bending it shortens the leg; 5 deg in, it can), a DoF at a bound
     whose descent direction (``g``) points out of the box is held there (its row and column
     of the normal equations replaced by the identity, its step 0: the others re-solved
     without it), and every step is clipped into the box. Without finite limits the arithmetic
@@ -117,7 +123,10 @@ def hold_batch(q0, X, dofs, joints, local, chain, lam, iterations, max_step, tol
         q = q0[b].copy()
         for i in range(m):
             k = dofs[i]
-            q[k] = min(max(q[k], lo[i]), hi[i])
+            if hi[i] - lo[i] > 2.0 * inside:
+                q[k] = min(max(q[k], lo[i] + inside), hi[i] - inside)
+            else:
+                q[k] = min(max(q[k], lo[i]), hi[i])
         for _ in range(iterations):
             _fk_joints(q, sel, parents, offsets, rest_rots, dof_start, dof_type, dof_axis,
                        Rw, pw, wax, wpt)
@@ -206,7 +215,8 @@ def area_leg(skel: Skeleton, contacts, a: int) -> tuple[np.ndarray, np.ndarray, 
 
 def hold_points(skel: Skeleton, q0: np.ndarray, dofs: np.ndarray, joints: np.ndarray,
                 local: np.ndarray, X: np.ndarray, lam: float, iterations: int,
-                max_step: float = 0.2, tol: float = 1e-4, no_flips: bool = False) -> np.ndarray:
+                max_step: float = 0.2, tol: float = 1e-4, no_flips: bool = False,
+                inside: float = INSIDE) -> np.ndarray:
     """Move ``dofs`` of each pose so that points ``local`` of ``joints`` reach ``X``, within
     the skeleton's joint limits (a target the limited leg cannot reach is missed: the caller
     measures the miss).
@@ -221,6 +231,7 @@ def hold_points(skel: Skeleton, q0: np.ndarray, dofs: np.ndarray, joints: np.nda
         iterations: Gauss-Newton iterations (at most) per frame.
         max_step: rad, the largest DoF change per iteration.
         tol: m, stop when every residual component is below it.
+        inside: rad (m for a slide), a DoF at (or beyond) a limit starts this far inside it.
         no_flips: re-solve rows where the leg flips to another solution (:func:`_no_flips`;
             the plant step's holds; the hip strategy moves the pelvis on purpose and keeps its
             own reach test).
@@ -242,7 +253,7 @@ def hold_points(skel: Skeleton, q0: np.ndarray, dofs: np.ndarray, joints: np.nda
     lo = np.ascontiguousarray(skel.lower[dofs], dtype=float)
     hi = np.ascontiguousarray(skel.upper[dofs], dtype=float)
     args = (dofs, joints, local, chain, float(lam), int(iterations), float(max_step), float(tol),
-            lo, hi, par, off, rr, ds, dt, dax)
+            lo, hi, float(inside), par, off, rr, ds, dt, dax)
     hold_batch(q0, X, *args, out, sel)
     return _no_flips(skel, q0, X, out, args, sel) if no_flips else out
 

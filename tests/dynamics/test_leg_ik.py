@@ -8,18 +8,20 @@ from __future__ import annotations
 import numpy as np
 
 import animik
-from animik.dynamics._leg_ik import area_leg, hold_points
+from animik.dynamics._leg_ik import INSIDE, area_leg, hold_points
 from animik.dynamics.contacts import contact_model_for_clip
 from animik.dynamics.opspace import _axes_and_mass, _jacobian
 
 
 def _hold_reference(skel, q0, dofs, joints, local, X, lam, iterations):
     """The plant step's former ``_hold`` (one frame), verbatim, and the rig's limits kept as
-    a projected damped least squares: start clipped into the box, DoFs at a bound pushed out
-    of it fixed (the others solved without them), steps clipped into the box."""
+    a projected damped least squares: start clipped 5 deg inside the box, DoFs at a bound
+    pushed out of it fixed (the others solved without them), steps clipped into the box."""
     lo, hi = skel.lower[dofs], skel.upper[dofs]
     q = q0.copy()
-    q[dofs] = np.clip(q[dofs], lo, hi)
+    inside = INSIDE  # a DoF at a limit starts 5 deg inside (a straight knee)
+    wide = hi - lo > 2 * inside
+    q[dofs] = np.where(wide, np.clip(q[dofs], lo + inside, hi - inside), np.clip(q[dofs], lo, hi))
     for _ in range(iterations):
         Rw, pw, S, _ = _axes_and_mass(skel, q)
         x = pw[joints] + np.einsum("pab,pb->pa", Rw[joints], local)
