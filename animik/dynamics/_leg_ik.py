@@ -6,7 +6,10 @@ points' Jacobian on the chosen DoFs (revolute ``w x (x - p)``, prismatic ``w``: 
 geometric columns, as :func:`animik._kernels.jac_one`), and the normal equations
 ``(J^T J + lam I) dq = J^T r - lam (q - q0)`` with steps of at most ``max_step`` rad.
 Replaces a per-frame Python loop that ran the composite-rigid-body algorithm (the mass
-matrix, unused) at every iteration.
+matrix, unused) at every iteration. The moved DoFs stay within the rig's joint limits
+(``skel.lower`` / ``skel.upper``): a projected damped least squares (:func:`hold_batch`;
+docs/dynamics.md 5i, "Joint limits in the leg IK and the plant step"); a BVH skeleton has
+none and solves as before, bit for bit.
 """
 
 from __future__ import annotations
@@ -18,6 +21,10 @@ from .._kernels import _rot_mul
 from ..kinematics import kernel_args
 from ..rotations import matrix_from_axis_chain
 from ..skeleton import Skeleton
+
+#: rad: a moved DoF at one of its limits starts this far inside (:func:`hold_batch`: at a
+#: straight knee's limit the first-order step does not see that bending it shortens the leg)
+INSIDE = np.radians(5.0)
 
 #: rad per frame: a leg joint turning this much more than the input's from one row to the next
 #: is a flip to another leg solution (:func:`_no_flips`)
@@ -81,14 +88,22 @@ def _fk_joints(q, sel, parents, offsets, rest_rots, dof_start, dof_type, dof_axi
 
 
 @nb.njit(cache=True, nogil=True)
-def hold_batch(q0, X, dofs, joints, local, chain, lam, iterations, max_step, tol,
+def hold_batch(q0, X, dofs, joints, local, chain, lam, iterations, max_step, tol, lo, hi, inside,
                parents, offsets, rest_rots, dof_start, dof_type, dof_axis, out, sel):
-    """Damped Gauss-Newton per frame: ``q0 (B, n)``, targets ``X (B, P, 3)`` -> ``out (B, n)``.
+    """Damped Gauss-Newton per frame within box limits: ``q0 (B, n)``, targets ``X (B, P, 3)``
+    -> ``out (B, n)``.
 
     ``dofs (m,)`` are the DoFs moved, ``joints (P,)`` / ``local (P, 3)`` the points (m, joint
     frame), ``chain (P, m)`` whether DoF ``dofs[i]`` moves point ``p``; ``sel`` the points'
     joints and their ancestors in increasing order (the only joints the forward kinematics
-    evaluates, :func:`_fk_joints`).
+    evaluates, :func:`_fk_joints`). ``lo, hi (m,)`` the moved DoFs' limits (``±inf``: free):
+    a projected damped least squares -- the start is clipped into the box shrunk by ``inside``
+    (a straight knee at its limit is a singular point: the first-order step cannot tell that
+    bending it shortens the leg; 5 deg in, it can), a DoF at a bound
+    whose descent direction (``g``) points out of the box is held there (its row and column
+    of the normal equations replaced by the identity, its step 0: the others re-solved
+    without it), and every step is clipped into the box. Without finite limits the arithmetic
+    is the unlimited solver's, bit for bit.
     """
     B, n = q0.shape
     P = joints.shape[0]
@@ -103,8 +118,15 @@ def hold_batch(q0, X, dofs, joints, local, chain, lam, iterations, max_step, tol
     r = np.empty(3 * P)
     H = np.empty((m, m))
     g = np.empty(m)
+    fixed = np.zeros(m, dtype=np.bool_)
     for b in range(B):
         q = q0[b].copy()
+        for i in range(m):
+            k = dofs[i]
+            if hi[i] - lo[i] > 2.0 * inside:
+                q[k] = min(max(q[k], lo[i] + inside), hi[i] - inside)
+            else:
+                q[k] = min(max(q[k], lo[i]), hi[i])
         for _ in range(iterations):
             _fk_joints(q, sel, parents, offsets, rest_rots, dof_start, dof_type, dof_axis,
                        Rw, pw, wax, wpt)
@@ -151,6 +173,20 @@ def hold_batch(q0, X, dofs, joints, local, chain, lam, iterations, max_step, tol
                     H[i, l] = s
                     H[l, i] = s
                 H[i, i] += lam
+            nfix = 0
+            for i in range(m):  # at a bound and pushed out of the box: held there
+                k = dofs[i]
+                fixed[i] = (q[k] <= lo[i] and g[i] < 0.0) or (q[k] >= hi[i] and g[i] > 0.0)
+                if fixed[i]:
+                    nfix += 1
+            if nfix:
+                for i in range(m):
+                    if fixed[i]:
+                        g[i] = 0.0
+                        for l in range(m):
+                            H[i, l] = 0.0
+                            H[l, i] = 0.0
+                        H[i, i] = 1.0
             dq = np.linalg.solve(H, g)
             big = 0.0
             for i in range(m):
@@ -158,7 +194,8 @@ def hold_batch(q0, X, dofs, joints, local, chain, lam, iterations, max_step, tol
                     big = abs(dq[i])
             scale = min(1.0, max_step / big) if big > 0 else 1.0
             for i in range(m):
-                q[dofs[i]] += dq[i] * scale
+                k = dofs[i]
+                q[k] = min(max(q[k] + dq[i] * scale, lo[i]), hi[i])
         out[b] = q
 
 
@@ -178,8 +215,11 @@ def area_leg(skel: Skeleton, contacts, a: int) -> tuple[np.ndarray, np.ndarray, 
 
 def hold_points(skel: Skeleton, q0: np.ndarray, dofs: np.ndarray, joints: np.ndarray,
                 local: np.ndarray, X: np.ndarray, lam: float, iterations: int,
-                max_step: float = 0.2, tol: float = 1e-4, no_flips: bool = False) -> np.ndarray:
-    """Move ``dofs`` of each pose so that points ``local`` of ``joints`` reach ``X``.
+                max_step: float = 0.2, tol: float = 1e-4, no_flips: bool = False,
+                inside: float = INSIDE) -> np.ndarray:
+    """Move ``dofs`` of each pose so that points ``local`` of ``joints`` reach ``X``, within
+    the skeleton's joint limits (a target the limited leg cannot reach is missed: the caller
+    measures the miss).
 
     Args:
         skel: the skeleton.
@@ -191,6 +231,7 @@ def hold_points(skel: Skeleton, q0: np.ndarray, dofs: np.ndarray, joints: np.nda
         iterations: Gauss-Newton iterations (at most) per frame.
         max_step: rad, the largest DoF change per iteration.
         tol: m, stop when every residual component is below it.
+        inside: rad (m for a slide), a DoF at (or beyond) a limit starts this far inside it.
         no_flips: re-solve rows where the leg flips to another solution (:func:`_no_flips`;
             the plant step's holds; the hip strategy moves the pelvis on purpose and keeps its
             own reach test).
@@ -209,8 +250,10 @@ def hold_points(skel: Skeleton, q0: np.ndarray, dofs: np.ndarray, joints: np.nda
     sel = np.flatnonzero(skel.joint_ancestor_mask[joints].any(axis=0)).astype(np.int64)
     X = np.ascontiguousarray(X, dtype=float)
     local = np.ascontiguousarray(local, dtype=float)
+    lo = np.ascontiguousarray(skel.lower[dofs], dtype=float)
+    hi = np.ascontiguousarray(skel.upper[dofs], dtype=float)
     args = (dofs, joints, local, chain, float(lam), int(iterations), float(max_step), float(tol),
-            par, off, rr, ds, dt, dax)
+            lo, hi, float(inside), par, off, rr, ds, dt, dax)
     hold_batch(q0, X, *args, out, sel)
     return _no_flips(skel, q0, X, out, args, sel) if no_flips else out
 
