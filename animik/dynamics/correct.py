@@ -60,7 +60,7 @@ from .clip import ClipFeasibility, check_clip
 from .cone_rows import cone_rows, reference_poses
 from .contacts import ContactModel, contact_model_for_clip
 from .filter import DynamicsFilter, FilterOptions, _area_skate, terms_batch, wrench_batch
-from .limits import limit_excess
+from .limits import keep_within, limit_excess, limit_rows
 from .opspace import _axes_and_mass
 from .progress import Progress, geometric, scaled
 from .smoothness import correction_jitter, root_slides, trunk_dofs
@@ -131,7 +131,7 @@ class CorrectionResult:
                               for i, a in enumerate(cm.names)},
             # second difference of (output - input): what the check's derivatives do not see
             "jitter": correction_jitter(skel, inp.q, out.q, trunk_dofs(skel, cm)),
-            # the filter does not keep the rig's limits yet (docs/dynamics.md 8): say so
+            # the QP keeps the trunk's limits, the plant passes' leg IK not yet (docs 8): say so
             "joint_limits": {"input": limit_excess(skel, inp.q), "output": limit_excess(skel, out.q)},
             "filter_seconds": round(self.seconds, 4),
             "filter_frames_per_second": round(T / max(self.seconds, 1e-9), 1),
@@ -197,6 +197,11 @@ _FD_EPS = 1e-6
 # answers sit closer to the exact minimiser; mocapbank's --plant route follows the QP's last
 # digits (section 6e), and at 1e-10 it takes main's 1e-8 route (one pass, trunk jitter 0.42 deg).
 _QP_TOL = 1e-10
+
+
+# Weight of the joint-limit rows (:func:`.limits.limit_rows`, in rad), as the contact-keeping
+# rows' x 100: a limit row's slack costs as much as a wrench row's 100 x larger.
+LIMIT_ROW_SCALE = 100.0
 
 
 # Windowed rounds (docs/dynamics.md 6i): after a clip's first round, a round whose infeasible
@@ -727,7 +732,31 @@ def _qp_step(filt, chk, q, motion, slides, upper, ops, R, mu_in, dirs, weight, m
     frames_used = np.flatnonzero(used)
     if movable is not None and not len(frames_used):
         return q, False, "none"
-    if movable is not None or len(frames_used) < 0.9 * T:
+    # the trunk's joint limits on the frames the QP moves (docs/dynamics.md 8, "Joint limits in
+    # the correction QP"): rows on x_t itself, through a fourth window weight (1 at frame t)
+    subset = movable is not None or len(frames_used) < 0.9 * T
+    lf, lcoef, lrhs = limit_rows(filt.skel, q, E_all, upper,
+                                 frames_used if subset else np.arange(T))
+    if len(lf):
+        lo_t = lo_frame // k
+        if movable is not None:  # their windows on movable unknowns only, as the others'
+            lo_t, wts = _clip_windows(lo_t, wts, movable, np.unique(lf))
+        # a row's window inside the solved frames (the clip below holds the few others)
+        cs = np.concatenate([[0], np.cumsum(used if subset else np.ones(T, bool))])
+        inside = ((cs[np.minimum(lo_t[lf] + n_w, T)] - cs[lo_t[lf]] == n_w) & (lf >= lo_t[lf])
+                  & (lf < lo_t[lf] + n_w))
+        lf, lcoef, lrhs = lf[inside], lcoef[inside], lrhs[inside]
+        ident = np.zeros((T, 1, n_w))
+        ident[lf, 0, lf - lo_t[lf]] = 1.0
+        wts = np.concatenate([wts, ident], axis=1)
+        lo_frame = lo_t * k
+        lim_c = np.zeros((len(lf), 4, k))
+        lim_c[:, 3] = LIMIT_ROW_SCALE * lcoef
+        frame_all = np.concatenate([frame_all, lf])
+        coef_all = np.concatenate([np.concatenate([coef_all, np.zeros((len(coef_all), 1, k))],
+                                                  axis=1), lim_c])
+        rhs = np.concatenate([rhs, LIMIT_ROW_SCALE * lrhs])
+    if subset:
         pos = -np.ones(T, dtype=np.int64)
         pos[frames_used] = np.arange(len(frames_used))
         cols = (frames_used[:, None] * k + np.arange(k)[None, :]).ravel()
@@ -744,11 +773,14 @@ def _qp_step(filt, chk, q, motion, slides, upper, ops, R, mu_in, dirs, weight, m
         return q, False, method
     x = x.reshape(T, k)
     if movable is not None:  # the fixed frames keep q bit for bit
-        q = q.copy()
-        q[frames_used] += np.einsum("tnk,tk->tn", E_all[frames_used], x[frames_used])
-        return q, True, method
-    return q + np.einsum("tnk,tk->tn", E_all, x), True, method
-
+        q2 = q.copy()
+        q2[frames_used] += np.einsum("tnk,tk->tn", E_all[frames_used], x[frames_used])
+    else:
+        q2 = q + np.einsum("tnk,tk->tn", E_all, x)
+    # the penalty leaves a limit row's slack (<= 0.001 deg on the retargets), and a frame without
+    # rows may still move a little: the trunk DoFs are kept within their limits (or where they
+    # were, when already beyond; the fixed frames stay bit for bit)
+    return keep_within(filt.skel, q, q2, upper), True, method
 
 
 def plant_and_correct(motion: Motion, options: FilterOptions | None = None, passes: int = 8,
