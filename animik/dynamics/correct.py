@@ -31,7 +31,9 @@ look-ahead). Here the same steps act on the clip as a whole:
     5h)
 
     plus rows that keep the check's contact detection where it is (the root shift moves the
-    feet). The clip is updated, checked again, and the QP repeated; the best round is kept.
+    feet), and rows that keep the trunk's DoFs within the rig's joint limits
+    (:func:`.limits.limit_rows`; added to the QP where its answer violates them, docs 8). The
+    clip is updated, checked again, and the QP repeated; the best round is kept.
 (f) nothing to integrate: the output poses are the input poses plus the correction;
 (g) after the first round, a round whose infeasible frames, widened by :data:`WINDOW` each way,
     cover at most :data:`WINDOW_SHARE` of the clip is *windowed*: the same QP with the
@@ -202,6 +204,8 @@ _QP_TOL = 1e-10
 # Weight of the joint-limit rows (:func:`.limits.limit_rows`, in rad), as the contact-keeping
 # rows' x 100: a limit row's slack costs as much as a wrench row's 100 x larger.
 LIMIT_ROW_SCALE = 100.0
+# Solves of a round's QP at most while its answer violates limit rows it does not carry yet.
+LIMIT_SOLVES = 4
 
 
 # Windowed rounds (docs/dynamics.md 6i): after a clip's first round, a round whose infeasible
@@ -750,25 +754,37 @@ def _qp_step(filt, chk, q, motion, slides, upper, ops, R, mu_in, dirs, weight, m
         ident[lf, 0, lf - lo_t[lf]] = 1.0
         wts = np.concatenate([wts, ident], axis=1)
         lo_frame = lo_t * k
-        lim_c = np.zeros((len(lf), 4, k))
-        lim_c[:, 3] = LIMIT_ROW_SCALE * lcoef
-        frame_all = np.concatenate([frame_all, lf])
-        coef_all = np.concatenate([np.concatenate([coef_all, np.zeros((len(coef_all), 1, k))],
-                                                  axis=1), lim_c])
-        rhs = np.concatenate([rhs, LIMIT_ROW_SCALE * lrhs])
+        coef_all = np.concatenate([coef_all, np.zeros((len(coef_all), 1, k))], axis=1)
     if subset:
         pos = -np.ones(T, dtype=np.int64)
         pos[frames_used] = np.arange(len(frames_used))
         cols = (frames_used[:, None] * k + np.arange(k)[None, :]).ravel()
-        # a row's window lies inside the kept frames: its columns stay consecutive
-        rows = FrameRows(pos[lo_frame // k] * k, wts, frame_all, coef_all, len(cols))
-        xs, method, _, _ = solve_penalty_qp(R[cols][:, cols], rows, rhs, rho,
-                                            newton_steps=newton_steps, tol=_QP_TOL)
-        x = np.zeros(T * k)
-        x[cols] = xs
-    else:
-        x, method, _, _ = solve_penalty_qp(R, FrameRows(lo_frame, wts, frame_all, coef_all, T * k),
-                                           rhs, rho, newton_steps=newton_steps, tol=_QP_TOL)
+    # Constraint generation: the QP without limit rows first, then again with the rows its
+    # answer violates added (those already violated at x = 0 included), until none is (at most
+    # LIMIT_SOLVES solves): rows at a limit that no answer reaches would only slow the solver.
+    on = np.zeros(len(lf), dtype=bool)
+    for _ in range(LIMIT_SOLVES):
+        fr = np.concatenate([frame_all, lf[on]])
+        lim_c = np.zeros((int(on.sum()), 4, k))
+        lim_c[:, 3] = LIMIT_ROW_SCALE * lcoef[on]
+        cf = np.concatenate([coef_all, lim_c]) if len(lf) else coef_all
+        b = np.concatenate([rhs, LIMIT_ROW_SCALE * lrhs[on]])
+        if subset:
+            # a row's window lies inside the kept frames: its columns stay consecutive
+            rows = FrameRows(pos[lo_frame // k] * k, wts, fr, cf, len(cols))
+            xs, method, _, _ = solve_penalty_qp(R[cols][:, cols], rows, b, rho,
+                                                newton_steps=newton_steps, tol=_QP_TOL)
+            x = np.zeros(T * k)
+            x[cols] = xs
+        else:
+            x, method, _, _ = solve_penalty_qp(R, FrameRows(lo_frame, wts, fr, cf, T * k), b,
+                                               rho, newton_steps=newton_steps, tol=_QP_TOL)
+        if not len(lf) or not np.isfinite(x).all():
+            break
+        viol = ~on & (np.einsum("rk,rk->r", lcoef, x.reshape(T, k)[lf]) > lrhs)
+        if not viol.any():
+            break
+        on |= viol
     if not np.isfinite(x).all():
         return q, False, method
     x = x.reshape(T, k)

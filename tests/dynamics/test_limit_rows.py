@@ -112,3 +112,25 @@ def test_a_lean_past_the_trunks_limits_is_kept_within_them_and_feasible(monkeypa
     ex = limit_excess(skel, before.motion.q)
     assert ex["frames_outside"] > 10 and ex["max_excess_deg"] > 1.0
     assert ex["dof"] in FLEXION
+
+
+def test_a_pose_already_beyond_a_limit_still_gets_a_correction_and_goes_no_further_out():
+    """An input past a trunk limit (the thorax 2° beyond its lower flexion limit): the rows'
+    right-hand sides are negative there, the penalty's slacks keep the QP solvable; the
+    correction is feasible and no trunk DoF ends further beyond its limit than the input."""
+    skel = animik.load_rig("body95")
+    clip = _bow_at_limits(skel)
+    k = skel.dof_index("lower_thorax_flexion")
+    q = clip.q.copy()
+    q[:, k] -= np.radians(2.0)
+    clip = Motion(skel, q, clip.fps)
+    before = limit_excess(skel, clip.q)
+    assert before["dof"] == "lower_thorax_flexion" and before["frames_outside"] == clip.n_frames
+    res = correct_clip(clip)
+    assert check_clip(res.motion).feasible.all(), res.history
+    trunk = trunk_dofs(skel, contact_model_for_clip(skel, clip.q))
+    out = res.motion.q[:, trunk]
+    lo, hi = skel.lower[trunk], skel.upper[trunk]
+    assert (out >= np.minimum(lo, clip.q[:, trunk]) - 1e-12).all()
+    assert (out <= np.maximum(hi, clip.q[:, trunk]) + 1e-12).all()
+    assert np.abs(res.motion.q - clip.q).max() > 1e-3  # it did correct
