@@ -31,7 +31,9 @@ look-ahead). Here the same steps act on the clip as a whole:
     5h)
 
     plus rows that keep the check's contact detection where it is (the root shift moves the
-    feet). The clip is updated, checked again, and the QP repeated; the best round is kept.
+    feet), and rows that keep the trunk's DoFs within the rig's joint limits
+    (:func:`.limits.limit_rows`; added to the QP where its answer violates them, docs 8). The
+    clip is updated, checked again, and the QP repeated; the best round is kept.
 (f) nothing to integrate: the output poses are the input poses plus the correction;
 (g) after the first round, a round whose infeasible frames, widened by :data:`WINDOW` each way,
     cover at most :data:`WINDOW_SHARE` of the clip is *windowed*: the same QP with the
@@ -61,7 +63,7 @@ from .clip import ClipFeasibility, check_clip
 from .cone_rows import cone_rows, reference_poses
 from .contacts import ContactModel, contact_model_for_clip
 from .filter import DynamicsFilter, FilterOptions, _area_skate, terms_batch, wrench_batch
-from .limits import limit_excess
+from .limits import keep_within, limit_excess, limit_rows
 from .opspace import _axes_and_mass
 from .progress import Progress, geometric, scaled
 from .smoothness import correction_jitter, root_slides, trunk_dofs
@@ -132,7 +134,7 @@ class CorrectionResult:
                               for i, a in enumerate(cm.names)},
             # second difference of (output - input): what the check's derivatives do not see
             "jitter": correction_jitter(skel, inp.q, out.q, trunk_dofs(skel, cm)),
-            # the filter does not keep the rig's limits yet (docs/dynamics.md 8): say so
+            # the QP keeps the trunk's limits, the plant passes' leg IK not yet (docs 8): say so
             "joint_limits": {"input": limit_excess(skel, inp.q), "output": limit_excess(skel, out.q)},
             "filter_seconds": round(self.seconds, 4),
             "filter_frames_per_second": round(T / max(self.seconds, 1e-9), 1),
@@ -198,6 +200,13 @@ _FD_EPS = 1e-6
 # answers sit closer to the exact minimiser; mocapbank's --plant route follows the QP's last
 # digits (section 6e), and at 1e-10 it takes main's 1e-8 route (one pass, trunk jitter 0.42 deg).
 _QP_TOL = 1e-10
+
+
+# Weight of the joint-limit rows (:func:`.limits.limit_rows`, in rad), as the contact-keeping
+# rows' x 100: a limit row's slack costs as much as a wrench row's 100 x larger.
+LIMIT_ROW_SCALE = 100.0
+# Solves of a round's QP at most while its answer violates limit rows it does not carry yet.
+LIMIT_SOLVES = 4
 
 
 # Windowed rounds (docs/dynamics.md 6i): after a clip's first round, a round whose infeasible
@@ -735,28 +744,67 @@ def _qp_step(filt, chk, q, motion, slides, upper, ops, R, mu_in, dirs, weight, m
     frames_used = np.flatnonzero(used)
     if movable is not None and not len(frames_used):
         return q, False, "none"
-    if movable is not None or len(frames_used) < 0.9 * T:
+    # the trunk's joint limits on the frames the QP moves (docs/dynamics.md 8, "Joint limits in
+    # the correction QP"): rows on x_t itself, through a fourth window weight (1 at frame t)
+    subset = movable is not None or len(frames_used) < 0.9 * T
+    lf, lcoef, lrhs = limit_rows(filt.skel, q, E_all, upper,
+                                 frames_used if subset else np.arange(T))
+    if len(lf):
+        lo_t = lo_frame // k
+        if movable is not None:  # their windows on movable unknowns only, as the others'
+            lo_t, wts = _clip_windows(lo_t, wts, movable, np.unique(lf))
+        # a row's window inside the solved frames (the clip below holds the few others)
+        cs = np.concatenate([[0], np.cumsum(used if subset else np.ones(T, bool))])
+        inside = ((cs[np.minimum(lo_t[lf] + n_w, T)] - cs[lo_t[lf]] == n_w) & (lf >= lo_t[lf])
+                  & (lf < lo_t[lf] + n_w))
+        lf, lcoef, lrhs = lf[inside], lcoef[inside], lrhs[inside]
+        ident = np.zeros((T, 1, n_w))
+        ident[lf, 0, lf - lo_t[lf]] = 1.0
+        wts = np.concatenate([wts, ident], axis=1)
+        lo_frame = lo_t * k
+        coef_all = np.concatenate([coef_all, np.zeros((len(coef_all), 1, k))], axis=1)
+    if subset:
         pos = -np.ones(T, dtype=np.int64)
         pos[frames_used] = np.arange(len(frames_used))
         cols = (frames_used[:, None] * k + np.arange(k)[None, :]).ravel()
-        # a row's window lies inside the kept frames: its columns stay consecutive
-        rows = FrameRows(pos[lo_frame // k] * k, wts, frame_all, coef_all, len(cols))
-        xs, method, _, _ = solve_penalty_qp(R[cols][:, cols], rows, rhs, rho,
-                                            newton_steps=newton_steps, tol=_QP_TOL)
-        x = np.zeros(T * k)
-        x[cols] = xs
-    else:
-        x, method, _, _ = solve_penalty_qp(R, FrameRows(lo_frame, wts, frame_all, coef_all, T * k),
-                                           rhs, rho, newton_steps=newton_steps, tol=_QP_TOL)
+    # Constraint generation: the QP without limit rows first, then again with the rows its
+    # answer violates added (those already violated at x = 0 included), until none is (at most
+    # LIMIT_SOLVES solves): rows at a limit that no answer reaches would only slow the solver.
+    on = np.zeros(len(lf), dtype=bool)
+    for _ in range(LIMIT_SOLVES):
+        fr = np.concatenate([frame_all, lf[on]])
+        lim_c = np.zeros((int(on.sum()), 4, k))
+        lim_c[:, 3] = LIMIT_ROW_SCALE * lcoef[on]
+        cf = np.concatenate([coef_all, lim_c]) if len(lf) else coef_all
+        b = np.concatenate([rhs, LIMIT_ROW_SCALE * lrhs[on]])
+        if subset:
+            # a row's window lies inside the kept frames: its columns stay consecutive
+            rows = FrameRows(pos[lo_frame // k] * k, wts, fr, cf, len(cols))
+            xs, method, _, _ = solve_penalty_qp(R[cols][:, cols], rows, b, rho,
+                                                newton_steps=newton_steps, tol=_QP_TOL)
+            x = np.zeros(T * k)
+            x[cols] = xs
+        else:
+            x, method, _, _ = solve_penalty_qp(R, FrameRows(lo_frame, wts, fr, cf, T * k), b,
+                                               rho, newton_steps=newton_steps, tol=_QP_TOL)
+        if not len(lf) or not np.isfinite(x).all():
+            break
+        viol = ~on & (np.einsum("rk,rk->r", lcoef, x.reshape(T, k)[lf]) > lrhs)
+        if not viol.any():
+            break
+        on |= viol
     if not np.isfinite(x).all():
         return q, False, method
     x = x.reshape(T, k)
     if movable is not None:  # the fixed frames keep q bit for bit
-        q = q.copy()
-        q[frames_used] += np.einsum("tnk,tk->tn", E_all[frames_used], x[frames_used])
-        return q, True, method
-    return q + np.einsum("tnk,tk->tn", E_all, x), True, method
-
+        q2 = q.copy()
+        q2[frames_used] += np.einsum("tnk,tk->tn", E_all[frames_used], x[frames_used])
+    else:
+        q2 = q + np.einsum("tnk,tk->tn", E_all, x)
+    # the penalty leaves a limit row's slack (<= 0.001 deg on the retargets), and a frame without
+    # rows may still move a little: the trunk DoFs are kept within their limits (or where they
+    # were, when already beyond; the fixed frames stay bit for bit)
+    return keep_within(filt.skel, q, q2, upper), True, method
 
 
 @one_blas_thread
