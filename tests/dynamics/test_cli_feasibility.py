@@ -141,12 +141,12 @@ def test_filter_writes_a_body95_motion_on_a_body95_retarget(tmp_path, capsys):
     assert "recognised body95's hierarchy" in err
     back = animik.rigs.recognise_rig(animik.read_bvh(out))
     assert back is not None and back.skeleton.name == "body95"
-    # the report's joint limits are the written file's (the filter does not keep them yet:
-    # the warning says so whenever the output leaves them on more frames than the input)
+    # the written file keeps body95's joint limits (the trunk's limit rows, the legs' limited
+    # IK; last round's file left them on 108 frames, 10.9 deg at r_hip_flexion) and the report's
+    # figures are the written file's; the warning would say so if it left them
     lim = json.loads(rep.read_text())["joint_limits"]
     mine = limit_excess(back.skeleton, back.q)
-    assert abs(lim["output"]["frames_outside"] - mine["frames_outside"]) <= 2
-    assert abs(lim["output"]["max_excess_deg"] - mine["max_excess_deg"]) < 0.05
-    warned = "leaves body95's joint limits" in err
-    assert warned == (lim["output"]["frames_outside"] > lim["input"]["frames_outside"])
+    assert mine["max_excess_deg"] < 1e-3  # the file's digits
+    assert lim["output"]["frames_outside"] == lim["input"]["frames_outside"] == 0
+    assert "leaves body95's joint limits" not in err
     assert main(["feasibility", str(out), "--every", "0"]) == 0
