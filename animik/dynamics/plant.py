@@ -461,9 +461,10 @@ def plant_contacts(motion: Motion, contacts: ContactModel | None = None, mu: flo
                         c[t, :2] = c[t - 1, :2] + d * min(1.0, lim / max(nd, 1e-12))
                 else:
                     c[1:, :2] += np.cumsum(step, axis=0)
-                g_run = ground[s:e, a]
-                if g_run.any():  # (a2) a grounded free foot: still over its whole run
-                    c[:, :2] = np.median(c_in[g_run, :2], axis=0)
+                if ground[s:e, a].any():  # (a2) a grounded free foot: still over its whole
+                    # run, where the input's foot came nearest the floor in it (the run's ends
+                    # are a stance's: held there, the foot does not slide in the ease)
+                    c[:, :2] = c_in[int(np.argmin(Xin[..., 2].min(axis=1))), :2]
                 X = Xin - c_in[:, None] + c[:, None]
                 X[..., 2] -= X[:, :, 2].min(axis=1, keepdims=True) - floor - clearance
             else:  # the input's own stance, moved
