@@ -10,6 +10,11 @@ method A's correction (:mod:`animik.dynamics.correct`) such frames get a support
 (a') **start and end transients**: the first or last frames (at most ``transient`` s)
     infeasible without a contact (a calibration pose, retargeting's IK settling) are held at
     the first pose after them (the last before them);
+(a2) **a low free foot grounded**: on frames infeasible with a contact whose static centre of
+    mass is far outside the contact hull while every stance leg's hip is on a joint limit
+    (the hip strategy cannot move the pelvis over the sole), a free foot a few cm above the
+    floor whose sole brings the hull to the centre of mass is put on the floor and held still
+    (:func:`ground_free_feet`; runs of at least a second);
 (b) **which foot**: the contact area that was in contact just before (a stance extended
     through a heel-strike / toe-off the detector missed), else the lowest one, kept while it
     stays within 2 cm of the lowest (hysteresis); every other area within ``near_height`` of
@@ -191,7 +196,9 @@ def plant_contacts(motion: Motion, contacts: ContactModel | None = None, mu: flo
                    carry_fraction: float = 0.8, near_height: float = 0.04,
                    supports: SupportSet | None = None, ground_hover: float = 0.0,
                    hover_min: float = 0.25, hover_height: float = 0.2,
-                   take_off_speed: float = LEAP_SPEED) -> PlantResult:
+                   take_off_speed: float = LEAP_SPEED, ground_height: float = 0.2,
+                   ground_deficit: float = 0.05, ground_gain: float = 0.05,
+                   ground_min: float = 1.0, ground_blend: float = 0.3) -> PlantResult:
     """Give every infeasible frame without a contact a planted support (module docstring).
 
     Args:
@@ -230,6 +237,13 @@ def plant_contacts(motion: Motion, contacts: ContactModel | None = None, mu: flo
         take_off_speed: m/s, (b') a held foot leaving a stance faster than this is not held
             (:func:`take_offs`; ``inf``: held, as before the ninth round); off with
             ``ground_hover``, whose hold catches up.
+        ground_height, ground_deficit, ground_gain, ground_min: (a2) a free foot whose
+            lowest point is at most ``ground_height`` m above the floor is held on it over a
+            run of at least ``ground_min`` s of infeasible frames whose static centre of mass
+            is more than ``ground_deficit`` m outside the contact hull and ``ground_gain`` m
+            nearer inside with that foot's sole added (:func:`ground_free_feet`; 0: off);
+            held still (at its median position there) over its run, eased in and out over
+            ``ground_blend`` s.
 
     Returns:
         :class:`PlantResult`.
@@ -252,7 +266,12 @@ def plant_contacts(motion: Motion, contacts: ContactModel | None = None, mu: flo
     q = np.array(motion.q, dtype=float)
     shift = np.zeros((T, 3))
     planted = np.zeros((T, A), dtype=bool)
-    if not n_need or A == 0:
+    # (a2) a low free foot grounded: frames infeasible with a contact whose static centre of
+    # mass is far outside the contact hull but (nearly) inside it with a foot that hovers a few
+    # cm up beside the stance (:func:`ground_free_feet`; mocapbank's side squat on body95)
+    ground = ground_free_feet(motion, cm, chk, ground_height, ground_deficit, ground_gain,
+                              ground_min) if A and ground_min > 0 else np.zeros((T, A), bool)
+    if not (n_need or ground.any()) or A == 0:
         return PlantResult(Motion(skel, q, motion.fps, dict(motion.meta)), planted,
                            shift + tm.shift, 0, np.zeros(T, dtype=bool), np.zeros(T, dtype=bool),
                            tm)
@@ -299,6 +318,7 @@ def plant_contacts(motion: Motion, contacts: ContactModel | None = None, mu: flo
         # floor then: a landing foot 1-4 cm up beside a stance foot 4 cm into the floor is
         # held too (within the detector's entry height of the floor)
         planted[t] = low[t] < max(low[t, prev], 0.0) + near_height
+    planted |= ground
     # (b') a take-off: without the hover passes' catch-up the held foot replays the input's
     # steps slowed and never catches up, so a foot held through a leap leaves the rest of its
     # stance behind (docs/dynamics.md 5j, "The raw pirouette written"): not held there
@@ -390,6 +410,7 @@ def plant_contacts(motion: Motion, contacts: ContactModel | None = None, mu: flo
     support = ic | planted
     zmp = chk.check.zmp[:, :2]
     nb = max(1, int(round(blend * fps)))
+    nb_ground = max(nb, int(round(ground_blend * fps)))
     weight = np.zeros((T, A))
     target = np.array(pts)  # (T, P, 3)
     near = np.empty(2)
@@ -440,6 +461,10 @@ def plant_contacts(motion: Motion, contacts: ContactModel | None = None, mu: flo
                         c[t, :2] = c[t - 1, :2] + d * min(1.0, lim / max(nd, 1e-12))
                 else:
                     c[1:, :2] += np.cumsum(step, axis=0)
+                if ground[s:e, a].any():  # (a2) a grounded free foot: still over its whole
+                    # run, where the input's foot came nearest the floor in it (the run's ends
+                    # are a stance's: held there, the foot does not slide in the ease)
+                    c[:, :2] = c_in[int(np.argmin(Xin[..., 2].min(axis=1))), :2]
                 X = Xin - c_in[:, None] + c[:, None]
                 X[..., 2] -= X[:, :, 2].min(axis=1, keepdims=True) - floor - clearance
             else:  # the input's own stance, moved
@@ -448,6 +473,8 @@ def plant_contacts(motion: Motion, contacts: ContactModel | None = None, mu: flo
             # eased in / out over ``blend`` s; longer where the run ends on supports off the
             # floor (the hand-over's ease-out, hand_over.ease_frames)
             nb_in, nb_out = ease_frames(on_sup, s, e, nb)
+            if ground[s:e, a].any():  # (a2) put down and lifted slowly
+                nb_in, nb_out = max(nb_in, nb_ground), max(nb_out, nb_ground)
             lo_, hi_ = max(0, s - nb_in), min(T, e + nb_out)
             for t in range(lo_, hi_):
                 if s <= t < e:
@@ -521,3 +548,76 @@ def hover_drop(need: np.ndarray, sup: np.ndarray, height: np.ndarray, fps: float
         u = np.clip(np.minimum(t - (s - n_e), (e - 1 + n_e) - t) / n_e, 0.0, 1.0)
         drop = np.maximum(drop, d * u * u * (3.0 - 2.0 * u))
     return drop
+
+
+def ground_free_feet(motion: Motion, cm: ContactModel, chk, height: float = 0.2,
+                     deficit: float = 0.05, gain: float = 0.05,
+                     min_duration: float = 1.0, at_limit: float = np.radians(2.0)
+                     ) -> np.ndarray:
+    """The frames on which a low free foot is to be put on the floor (plant step (a2)).
+
+    A limited body standing on one foot with its static centre of mass far outside that sole
+    cannot bring it over by its legs (mocapbank's side squat on body95: the stance leg on its
+    hip flexion, hip rotation and ankle limits, the centre of mass 15-19 cm outside the sole,
+    the other foot 11 cm above the floor beside it; docs/dynamics.md 5i, "The stance foot for
+    the limited body"). The free foot is then put down: per frame infeasible with a contact,
+    an area not in contact whose lowest point is at most ``height`` above the floor is grounded
+    where the static centre of mass is more than ``deficit`` outside the hull of the contacts
+    and the hull with that area's sole added holds it ``gain`` nearer inside (or inside).
+    Only frames where the hip of every leg in contact has a DoF within ``at_limit`` of a
+    joint limit (the hip strategy cannot move the pelvis over that sole) and runs at least
+    ``min_duration`` long count (a standing pose, not a walk's swing).
+
+    Args:
+        motion: the clip. cm: its contact areas. chk: its check (:func:`check_clip`).
+        height, deficit, gain: m. min_duration: s. at_limit: rad.
+
+    Returns:
+        ``(T, A)`` bool.
+    """
+    from .hip_shift import com_margin
+
+    ic = chk.check.in_contact
+    T, A = ic.shape
+    out = np.zeros((T, A), dtype=bool)
+    cand = ~chk.feasible & ic.any(axis=1) & ~chk.check.support_active.any(axis=1)
+    if not cand.any():
+        return out
+    mg, _, _ = com_margin(motion, cm, ic)
+    cand &= np.isfinite(mg) & (mg < -deficit)
+    if not cand.any():
+        return out
+    # ... and only where every stance leg's hip is on one of its joint limits: the hip strategy
+    # moves the pelvis over the sole by that hip, so there it cannot (the pirouette's stance
+    # hip is free and its hip passes balance it, docs/dynamics.md 5i; without finite limits,
+    # a BVH skeleton, never)
+    skel = motion.skeleton
+    q = np.asarray(motion.q, dtype=float)
+    for a in range(A):
+        hd = hip_dofs(skel, cm, a)
+        gap = np.minimum(q[:, hd] - skel.lower[hd], skel.upper[hd] - q[:, hd])
+        cand &= ~ic[:, a] | (gap <= at_limit).any(axis=1)
+    pts = cm.points(skel, q)
+    n_min = int(round(min_duration * motion.fps))
+    for a in range(A):
+        low = pts[:, cm.point_area == a, 2].min(axis=1) - chk.floor
+        c_a = cand & ~ic[:, a] & (low < height)
+        if not c_a.any():
+            continue
+        with_a = ic.copy()
+        with_a[:, a] = True
+        mg_a, _, _ = com_margin(motion, cm, with_a)
+        c_a &= mg_a > np.minimum(mg + gain, 0.0)
+        for s, e in true_runs(c_a):
+            if e - s >= n_min:
+                out[s:e, a] = True
+    return out
+
+
+def hip_dofs(skel, cm: ContactModel, a: int) -> np.ndarray:
+    """The DoFs of contact area ``a``'s hip: its leg's (:func:`area_leg`) topmost joint, the
+    one whose parent is not in the leg."""
+    dofs = area_leg(skel, cm, a)[2]
+    js = np.unique(skel.dof_joint[dofs])
+    top = [j for j in js if skel.parents[j] not in js]
+    return dofs[np.isin(skel.dof_joint[dofs], top)]
