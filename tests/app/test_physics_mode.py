@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import numpy as np
 from app_helpers import app  # noqa: F401 (fixture)
+from conftest import needs_shared
 
 from animik.app import actions
 from animik.app.modes import current
@@ -139,6 +140,7 @@ def test_make_feasible_cancelled_adds_nothing(app):  # noqa: F811
     assert not st.editing.tasks.busy and len(st.doc.clips) == n_clips
 
 
+@needs_shared
 def test_timeline_marks_agree_with_animik_feasibility(app):  # noqa: F811
     """The marks are `animik feasibility`'s check: the SFU walk retargeted onto the document's
     body95 is marked where that check fails, and the clip `animik filter` makes of it (method A)

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-from conftest import SHARED_BVH
+from conftest import SHARED_BVH, needs_shared
 
 import animik
 from animik.cli import main
@@ -66,7 +66,7 @@ def test_root_slide_velocity_changes_no_wrench():
         assert np.abs(W2 - W).max() < 1e-9 * np.abs(W).max()
 
 
-@pytest.mark.parametrize("rig", ["body95", "sfu"])
+@pytest.mark.parametrize("rig", ["body95", pytest.param("sfu", marks=needs_shared)])
 def test_root_slide_position_moves_the_moment_by_delta_cross_f(rig):
     """Translation of the whole body by ``delta`` (a root slide, which acts before its
     rotations) leaves the force and adds ``delta x F`` to the moment about the origin: the

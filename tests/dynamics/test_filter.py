@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-from conftest import SHARED_BVH
+from conftest import SHARED_BVH, needs_shared
 
 import animik
 from animik.dynamics import com, rnea
@@ -120,6 +120,7 @@ def _with_bone_cylinder_masses(clip: Motion) -> Motion:
     return Motion(with_body_mass(cyl, s.total_mass, "bone cylinders"), clip.q, clip.fps)
 
 
+@needs_shared
 def test_filter_sfu_walk_is_feasible_with_its_own_accelerations(tmp_path):
     """The one shared clip the per-frame method A gets through (docs/dynamics.md lists the
     others), with the bone-cylinder masses it was written for: with de Leva's segment masses

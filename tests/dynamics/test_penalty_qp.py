@@ -5,6 +5,7 @@ import numpy as np
 import osqp
 import pytest
 import scipy.sparse as sp
+from conftest import needs_shared
 
 from animik.dynamics._penalty_qp import (
     BandRows,
@@ -178,6 +179,7 @@ def _real_qp(frames=120):
     return su.R, FrameRows(lo_frame, wts, frame_all, coef_all, frames * 5), rhs
 
 
+@needs_shared
 def test_solver_on_the_filters_real_rows_equals_osqp_and_the_plain_interior_point():
     """On the filter's real QP (the SFU walk's first round: heavy contact-keeping rows, wrench
     rows of every contact frame), the interior point with Gondzio's correctors gives the
