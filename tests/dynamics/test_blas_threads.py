@@ -1,5 +1,5 @@
 """One BLAS thread for the clip filter (animik.dynamics._blas_threads, docs/dynamics.md 6j):
-the bundled OpenBLAS libraries run on one thread inside the filter and get their counts back
+the BLAS libraries (numpy's and scipy's OpenBLAS) run on one thread inside the filter and get their counts back
 afterwards, and the QP's answer does not depend on it where no dot product is long enough to
 be split."""
 
@@ -17,7 +17,7 @@ from animik.dynamics._penalty_qp import solve_penalty_qp
 def test_single_thread_sets_one_and_restores_the_counts():
     before = bt.blas_threads()
     if not before:
-        pytest.skip("no bundled OpenBLAS found")
+        pytest.skip("no BLAS library loaded")
     with bt.single_thread():
         assert bt.blas_threads() == [1] * len(before)
         with bt.single_thread():  # nested: still one, and the outer block's restore counts
@@ -34,7 +34,7 @@ def test_the_qp_runs_on_one_thread_with_the_same_answer(monkeypatch):
     than OpenBLAS's 10,000-entry threading threshold) its answer is the same bits as with the
     library's own count."""
     if not bt.blas_threads():
-        pytest.skip("no bundled OpenBLAS found")
+        pytest.skip("no BLAS library loaded")
     seen = []
     factor = _penalty_qp._banded_factor
 
