@@ -1,7 +1,7 @@
 """One BLAS thread for the clip filter (animik.dynamics._blas_threads, docs/dynamics.md 6j):
-the BLAS libraries (numpy's and scipy's OpenBLAS) run on one thread inside the filter and get their counts back
-afterwards, and the QP's answer does not depend on it where no dot product is long enough to
-be split."""
+the BLAS libraries (numpy's and scipy's OpenBLAS) run on one thread inside the filter and get
+their counts back afterwards, and the QP's answer does not depend on it where no dot product is
+long enough to be split."""
 
 from __future__ import annotations
 
