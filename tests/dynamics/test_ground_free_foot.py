@@ -15,9 +15,10 @@ from test_hip_shift import _outside_by
 import animik
 from animik.dynamics import check_clip
 from animik.dynamics.contacts import contact_model_for_clip
+from animik.dynamics.free_feet import ground_free_feet
 from animik.dynamics.hip_shift import com_margin
 from animik.dynamics.limits import limit_excess
-from animik.dynamics.plant import ground_free_feet, plant_contacts
+from animik.dynamics.plant import plant_contacts
 from animik.motion import Motion
 
 
