@@ -283,9 +283,9 @@ def run(args: argparse.Namespace) -> int:
         print(f"animik filter: warning: the corrected clip leaves {motion.skeleton.name}'s joint "
               f"limits on {lim_out['frames_outside']} of {r['frames']} frames (the input on "
               f"{lim_in['frames_outside']}; at most {lim_out['max_excess_deg']} deg, "
-              f"{lim_out['dof']}): method A keeps the limits of the DoFs it moves (the trunk's "
-              "lean, the legs' IK), method B does not bind them (docs/dynamics.md section 8)",
-              file=sys.stderr)
+              f"{lim_out['dof']}): the filter binds the limits of the DoFs it moves (the "
+              "trunk's lean, the legs' IK, method B's joints); this one it did not "
+              "(docs/dynamics.md section 8)", file=sys.stderr)
     print(f"  filter {r['filter_frames_per_second']:,.0f} frames/s; total "
           f"{time.perf_counter() - t0:.2f} s")
     ok = not r["infeasible_frames"]

@@ -296,6 +296,10 @@ def track_clip(motion: Motion, reference: CorrectionResult, options: FilterOptio
             raise FilterDivergedError(f"method B (tracking method A's clip) diverged at frame "
                                       f"{t} of {T}: the state is not finite")
         out[t + 1] = q
+    # a clip holds its joints within the rig's limits: A's smoothed poses, which the joints land
+    # on, overshoot a limit A's pose sits on by up to ~0.01 deg (the bow's clavicle); the check
+    # below judges the clamped clip
+    out[:, joints] = np.clip(out[:, joints], skel.lower[joints], skel.upper[joints])
     result = Motion(skel, out, motion.fps, dict(motion.meta))
     seconds = time.perf_counter() - t0
     check = check_clip(result, mu=opt.mu, window=opt.window, contacts=cm)

@@ -134,6 +134,9 @@ def test_method_b_writes_the_bow_feasible(tmp_path):
     assert mb["reference_infeasible_frames"] == 0
     assert 0.0 < mb["root_from_a_cm"]["max"] < 1.0  # measured 0.2 cm
     assert r["infeasible_frames"] == 0 and r["written"]
+    # within body95's joint limits (the joints landed on A's smoothed poses, 0.013 deg past the
+    # clavicle's on 2 frames, before they were clamped)
+    assert r["joint_limits"]["output"]["frames_outside"] == 0
 
 
 def test_track_clip_refuses_an_infeasible_reference():
