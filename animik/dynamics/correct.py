@@ -23,12 +23,14 @@ look-ahead). Here the same steps act on the clip as a whole:
     accelerations is exact. One sparse QP over all frames (:mod:`._penalty_qp`: banded
     Cholesky factors, the exact minimiser)::
 
-        min  1/2 x'(w_pos I + w_vel D1'D1 + w_smooth (I - D0)'(I - D0)) x + rho/2 |s|^2
+        min  1/2 x'(w_pos I + w_vel D1'D1 + w_smooth (I - D0)'(I - D0) + w_ra S2'S2 P) x
+             + rho/2 |s|^2
         s.t. G (W + dW/dx x) <= s,  s >= 0        (slacks: always solvable)
 
     (the ``w_smooth`` term weighs the part of ``x`` the check's Savitzky-Golay fit removes, which
     its derivatives cannot see -- a zig-zag -- and an animator sees as shaking; docs/dynamics.md
-    5h)
+    5h; ``w_ra`` = :data:`W_ROOT_ACC` weighs the root slides' (``P``) plain second differences
+    ``S2`` in the same rounds: a one-frame pop of the pelvis)
 
     plus rows that keep the check's contact detection where it is (the root shift moves the
     feet), and rows that keep the trunk's DoFs within the rig's joint limits
@@ -191,6 +193,13 @@ HOVER_EASE = 0.5
 # 02_01 three frames short.
 W_SMOOTH = 1e3
 
+# Weight (m^-2, as w_pos) of the root slides' plain second differences |x_{t+1} - 2 x_t +
+# x_{t-1}|^2 in the smooth rounds (docs/dynamics.md 9, ninth round): the Savitzky-Golay term
+# above leaves the root one-frame pops where a limit row stops the trunk's lean (02_01 at the
+# capture's glitch, frame 279: a 5.5 cm pelvis_tx pop; root jitter 8.6 -> 1.3 mm RMS with it,
+# the nine body95 retargets all still written and within the limits; 1e4 gave the same).
+W_ROOT_ACC = 1e3
+
 # Step (m of root or of centre of mass) of the forward differences of d W / d q along the modes;
 # a module constant so the round-off study of docs/dynamics.md 6e can vary it (as _QP_TOL).
 _FD_EPS = 1e-6
@@ -250,6 +259,9 @@ class _Setup:
             # space of its derivative D1, so w_vel does not see it): same band as D1'D1
             H = (sp.identity(T) - ops[0]).tocsr()
             R = R + w_smooth * sp.kron((H.T @ H).tocsr(), sp.identity(k))
+            if T > 2:  # the root slides' one-frame pops: plain second differences
+                S2 = sp.diags([1.0, -2.0, 1.0], [0, 1, 2], shape=(T - 2, T))
+                R = R + W_ROOT_ACC * sp.kron((S2.T @ S2).tocsr(), sp.diags([1.0, 1, 1, 0, 0]))
         R = R.tocsc()
         dirs = np.stack([np.cos(np.arange(8) * np.pi / 4), np.sin(np.arange(8) * np.pi / 4)], 1)
         # The lean moves the trunk (lumbar and thoracic joints; not the arms, neck or fingers,
