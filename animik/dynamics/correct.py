@@ -197,7 +197,8 @@ W_SMOOTH = 1e3
 # x_{t-1}|^2 in the smooth rounds (docs/dynamics.md 9, ninth round): the Savitzky-Golay term
 # above leaves the root one-frame pops where a limit row stops the trunk's lean (02_01 at the
 # capture's glitch, frame 279: a 5.5 cm pelvis_tx pop; root jitter 8.6 -> 1.3 mm RMS with it,
-# the nine body95 retargets all still written and within the limits; 1e4 gave the same).
+# the nine body95 retargets all still written and within the limits; 1e4 gave the same). Only
+# on skeletons whose trunk has joint limits (the raw BVH clips: none, and no rows).
 W_ROOT_ACC = 1e3
 
 # Step (m of root or of centre of mass) of the forward differences of d W / d q along the modes;
@@ -259,7 +260,12 @@ class _Setup:
             # space of its derivative D1, so w_vel does not see it): same band as D1'D1
             H = (sp.identity(T) - ops[0]).tocsr()
             R = R + w_smooth * sp.kron((H.T @ H).tocsr(), sp.identity(k))
-            if T > 2:  # the root slides' one-frame pops: plain second differences
+            trunk = trunk_dofs(skel, cm)
+            limited = np.isfinite(skel.lower[trunk]).any() or np.isfinite(skel.upper[trunk]).any()
+            if T > 2 and limited:
+                # the root slides' one-frame pops where a limit row stops the lean: plain second
+                # differences (a skeleton without limits gets no limit rows and no such pops;
+                # on the raw clips the term cost the Bandai bow and walk their written files)
                 S2 = sp.diags([1.0, -2.0, 1.0], [0, 1, 2], shape=(T - 2, T))
                 R = R + W_ROOT_ACC * sp.kron((S2.T @ S2).tocsr(), sp.diags([1.0, 1, 1, 0, 0]))
         R = R.tocsc()
