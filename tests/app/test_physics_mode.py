@@ -90,14 +90,15 @@ def test_timeline_marks_and_make_feasible(app):  # noqa: F811
     new = st.doc.current_clip
     assert new is not clip and new.name.startswith(clip.name)
     assert not pm.infeasible_frames(st).any()
-    # the feet of the new clip stay where the keyed clip had them (within 5 mm: the frames the
+    # the feet of the new clip stay where the keyed clip had them (within 6 mm: the frames the
     # physics mode's law leaves to `animik filter`'s method A -- the first, where the clip's
-    # Savitzky-Golay derivative starts -- are fixed with the root, the feet up to 4.7 mm lower)
+    # Savitzky-Golay derivative starts -- are fixed with the root, the feet up to 4.7 mm lower,
+    # 5.0 mm since the ninth round's cost on the root's second differences spreads that fix)
     a = forward_kinematics(st.skeleton, clip.to_motion().q)
     b = forward_kinematics(st.skeleton, new.to_motion().q)
     for s in ("l_foot", "r_foot"):
         i = st.skeleton.site_index(s)
-        assert np.abs(a.site_positions[:, i] - b.site_positions[:, i]).max() < 5e-3
+        assert np.abs(a.site_positions[:, i] - b.site_positions[:, i]).max() < 6e-3
 
 
 def _keyed_lean(app):  # noqa: F811
