@@ -136,7 +136,7 @@ class CorrectionResult:
                               for i, a in enumerate(cm.names)},
             # second difference of (output - input): what the check's derivatives do not see
             "jitter": correction_jitter(skel, inp.q, out.q, trunk_dofs(skel, cm)),
-            # the QP keeps the trunk's limits, the plant passes' leg IK not yet (docs 8): say so
+            # the QP keeps the trunk's limits and the plant passes' leg IK the legs' (docs 8)
             "joint_limits": {"input": limit_excess(skel, inp.q), "output": limit_excess(skel, out.q)},
             "filter_seconds": round(self.seconds, 4),
             "filter_frames_per_second": round(T / max(self.seconds, 1e-9), 1),
@@ -253,6 +253,9 @@ class _Setup:
         T = motion.n_frames
         ops = tuple(savgol_operator(T, motion.fps, opt.window, d) for d in range(3))
         k = 5
+        # the lean moves the trunk (lumbar and thoracic joints; not the arms, neck or fingers,
+        # which would swing to move the COM)
+        trunk = trunk_dofs(skel, cm)
         R = (w_pos * sp.identity(T * k)
              + w_vel * sp.kron((ops[1].T @ ops[1]).tocsr(), sp.identity(k)))
         if w_smooth > 0:
@@ -260,7 +263,6 @@ class _Setup:
             # space of its derivative D1, so w_vel does not see it): same band as D1'D1
             H = (sp.identity(T) - ops[0]).tocsr()
             R = R + w_smooth * sp.kron((H.T @ H).tocsr(), sp.identity(k))
-            trunk = trunk_dofs(skel, cm)
             limited = np.isfinite(skel.lower[trunk]).any() or np.isfinite(skel.upper[trunk]).any()
             if T > 2 and limited:
                 # the root slides' one-frame pops where a limit row stops the lean: plain second
@@ -270,9 +272,7 @@ class _Setup:
                 R = R + W_ROOT_ACC * sp.kron((S2.T @ S2).tocsr(), sp.diags([1.0, 1, 1, 0, 0]))
         R = R.tocsc()
         dirs = np.stack([np.cos(np.arange(8) * np.pi / 4), np.sin(np.arange(8) * np.pi / 4)], 1)
-        # The lean moves the trunk (lumbar and thoracic joints; not the arms, neck or fingers,
-        # which would swing to move the COM).
-        return cls(DynamicsFilter(skel, opt, 0.0, contacts=cm), slides, trunk_dofs(skel, cm),
+        return cls(DynamicsFilter(skel, opt, 0.0, contacts=cm), slides, trunk,
                    ops, R, opt.friction_safety * opt.mu * np.cos(np.pi / 8), dirs)
 
     def step(self, chk: ClipFeasibility, q: np.ndarray, motion: Motion, mode_window: float,

@@ -7,7 +7,8 @@ skeletons read from a file have no limits (±inf): nothing to report.
 The correction QP keeps the limits of the DoFs its lean modes move (the trunk's): every frame
 whose correction could reach a limit gets rows ``lower - q_t <= E_t x_t <= upper - q_t``
 (:func:`limit_rows`), and what the penalty's slack leaves beyond is clipped
-(:func:`keep_within`). The plant passes' leg IK is another matter (their own modules).
+(:func:`keep_within`). The plant passes' leg IK keeps the legs' limits itself
+(:func:`animik.dynamics._leg_ik.hold_batch`).
 """
 
 from __future__ import annotations

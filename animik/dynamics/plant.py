@@ -243,8 +243,8 @@ def plant_contacts(motion: Motion, contacts: ContactModel | None = None, mu: flo
             run of at least ``ground_min`` s of infeasible frames whose static centre of mass
             is more than ``ground_deficit`` m outside the contact hull and ``ground_gain`` m
             nearer inside with that foot's sole added (:func:`ground_free_feet`; 0: off);
-            held still (at its median position there) over its run, eased in and out over
-            ``ground_blend`` s.
+            held still over its run where the input's foot came nearest the floor in it,
+            eased in and out over ``ground_blend`` s.
 
     Returns:
         :class:`PlantResult`.
@@ -549,4 +549,3 @@ def hover_drop(need: np.ndarray, sup: np.ndarray, height: np.ndarray, fps: float
         u = np.clip(np.minimum(t - (s - n_e), (e - 1 + n_e) - t) / n_e, 0.0, 1.0)
         drop = np.maximum(drop, d * u * u * (3.0 - 2.0 * u))
     return drop
-
